@@ -111,7 +111,7 @@ def demo(args: list[str]) -> int:
 
 def test(args: list[str]) -> int:
     python = ensure_venv(".[test]")
-    step("python -m pytest -q " + " ".join(args))
+    step(" ".join(["python -m pytest -q", *args]))
     code = subprocess.run([str(python), "-m", "pytest", "-q", *args], cwd=ROOT).returncode
     if code == 5:  # pytest's "no tests collected": a test run that tested nothing must not pass
         print("dev.py: pytest collected no tests; treating that as a failure", file=sys.stderr)
