@@ -1,0 +1,1 @@
+"""Backends: ways to run a graph. ``interpret`` is the reference."""

@@ -1,0 +1,38 @@
+"""The error types of graph_lab.
+
+Every error says what went wrong, where (the node and the user's source line), which rule was broken, and what
+to do instead. Errors that the course already catches keep the base classes it expects: running a graph raises
+a ``ValueError`` subclass, tracing raises ``TraceError``.
+"""
+
+from __future__ import annotations
+
+
+class GraphLabError(Exception):
+    """Base class of every error graph_lab raises on purpose."""
+
+
+class TraceError(GraphLabError):
+    """A function could not be captured as it is written (a data-dependent value, an unsupported call, ...)."""
+
+
+class GraphInputError(GraphLabError, ValueError):
+    """The inputs given to a graph do not match its signature (names, array-ness)."""
+
+
+class GraphExecutionError(GraphLabError, ValueError):
+    """An op failed while a graph ran. The message starts with the node, as in
+    ``while executing %5 = reshape(%4) shape=(4, 2, 4) [model.py:23]: ...``."""
+
+    def __init__(self, message: str, node=None):
+        super().__init__(message)
+        self.node = node
+
+
+class VerifyError(GraphLabError, ValueError):
+    """A graph breaks an invariant of the IR (single definition, use after definition, types that agree with
+    the op's rule). The message names the node and the rule."""
+
+
+class OpError(GraphLabError, ValueError):
+    """An op was given arguments its rule rejects (wrong ranks, shapes that do not broadcast, a bad axis...)."""

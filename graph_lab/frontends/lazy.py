@@ -1,0 +1,165 @@
+"""Lazy tensors: record operations, run them only when a value is needed.
+
+``lr.tensor(array)`` wraps a private copy of an array. Operations on lazy tensors only record nodes. When Python
+needs a value (``bool``, ``int``, ``float``, ``.item()``, ``np.asarray``, ``lr.materialize``), the recorded
+operations not yet run are cut out as one graph, executed, and their results kept: a *graph break*. A loop that
+records the same graph on every iteration finds it in a cache keyed by the graph's structure.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..backends.interpret import execute
+from ..guards import to_python
+from ..ir.graph import Graph, Node, Value
+from ..ir.source import user_location
+from ..ir.types import TensorType
+from ..ops import Op
+from .recorder import Recorder
+from .tensor import Tensor
+
+
+class LazyRunner(Recorder):
+    """Records lazily, executes on demand; ``graphs`` lists each executed graph's node count."""
+
+    inputs_mutable = True
+    kind = "lazy"
+
+    def __init__(self):
+        self.graphs: list[int] = []
+        """Node count (``Graph.count()``) of each graph executed, in order."""
+        self.executed: list[Graph] = []
+        """The executed graphs themselves (shared with the cache when one was reused)."""
+        self.cache_hits = 0
+        """Executions that reused a graph built before."""
+        self.cache_misses = 0
+        """Executions that had to build a new graph."""
+        self._known: weakref.WeakKeyDictionary[Value, object] = weakref.WeakKeyDictionary()
+        self._cache: dict[tuple, Graph] = {}
+        self._live: list[weakref.ref] = []
+        self._counter = 0
+
+    def tensor(self, array) -> Tensor:
+        """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
+        arr = np.array(array, copy=True)
+        self._counter += 1
+        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": TensorType.of(arr)}, (TensorType.of(arr),),
+                    user_location(1))
+        self._known[node.output] = arr
+        return self._track(Tensor(self, node.output))
+
+    def _track(self, t: Tensor) -> Tensor:
+        self._live.append(weakref.ref(t))
+        return t
+
+    def emit(self, op, operands, attrs):
+        out = super().emit(op, operands, attrs)
+        for t in (out if isinstance(out, tuple) else (out,)):
+            self._track(t)
+        return out
+
+    def concretize(self, t: Tensor, kind: str):
+        t._check_fresh()
+        return to_python(self._compute([t._value])[0], kind)
+
+    def materialize(self, t):
+        """The value of a lazy tensor (or a list/tuple of them) as NumPy arrays, running what is pending."""
+        if isinstance(t, (list, tuple)):
+            for x in t:
+                x._check_fresh()
+            return type(t)(np.asarray(a) for a in self._compute([x._value for x in t]))
+        if not isinstance(t, Tensor) or t._rec is not self:
+            raise TypeError(f"materialize takes a lazy tensor of this runner, got {type(t).__name__}")
+        t._check_fresh()
+        return np.asarray(self._compute([t._value])[0])
+
+    # --- running the pending part of the record
+
+    def _compute(self, wanted: list[Value]) -> list:
+        pending = [v for v in wanted if v not in self._known]
+        if pending:
+            self._run_pending(pending)
+        return [self._known[v] for v in wanted]
+
+    def _run_pending(self, wanted: list[Value]) -> None:
+        order, frontier = self._slice(wanted)
+        in_slice = {v for node in order for v in node.outputs}
+        live = [t._value for t in self._live_tensors() if t._value in in_slice and t._value not in wanted]
+        outputs = list(dict.fromkeys(wanted + live))
+        key = _structure_key(order, frontier, outputs)
+        graph = self._cache.get(key)
+        if graph is None:
+            self.cache_misses += 1
+            holder = Graph("lazy")
+            holder.nodes = order
+            graph = holder.extract(outputs, name=f"lazy{len(self.graphs)}",
+                                   cut={v: f"in{i}" for i, v in enumerate(frontier)})
+            self._cache[key] = graph
+        else:
+            self.cache_hits += 1
+        env = execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
+        for v, out in zip(outputs, graph.outputs):
+            self._known[v] = env[out]
+        self.graphs.append(graph.count())
+        self.executed.append(graph)
+
+    def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value]]:
+        """Nodes still to run for ``wanted``, in a topological order, and the known values they read."""
+        order: list[Node] = []
+        frontier: list[Value] = []
+        visited: set[int] = set()
+        for root in wanted:
+            stack = [(root.node, False)]
+            while stack:
+                node, expanded = stack.pop()
+                if expanded:
+                    order.append(node)
+                    continue
+                if id(node) in visited:
+                    continue
+                visited.add(id(node))
+                stack.append((node, True))
+                for v in reversed(node.inputs):
+                    if v in self._known:
+                        if v not in frontier:
+                            frontier.append(v)
+                    elif id(v.node) not in visited:
+                        stack.append((v.node, False))
+        return order, frontier
+
+    def _live_tensors(self):
+        alive = []
+        for ref in self._live:
+            t = ref()
+            if t is not None:
+                alive.append(t)
+        self._live = [weakref.ref(t) for t in alive]
+        return alive
+
+
+def _structure_key(order: list[Node], frontier: list[Value], outputs: list[Value]) -> tuple:
+    """A hashable description of the graph to run: ops, attributes, wiring and input types."""
+    position = {v: ("in", i) for i, v in enumerate(frontier)}
+    parts: list = [tuple(v.type for v in frontier)]
+    for n, node in enumerate(order):
+        for i, v in enumerate(node.outputs):
+            position[v] = (n, i)
+        parts.append((node.op, _attrs_key(node.attrs), tuple(position[v] for v in node.inputs)))
+    parts.append(tuple(position[v] for v in outputs))
+    return tuple(parts)
+
+
+def _attrs_key(attrs: dict) -> tuple:
+    items = []
+    for k, v in attrs.items():
+        if isinstance(v, (np.ndarray, np.generic)):
+            v = ("array", v.dtype.str, v.shape, v.tobytes())  # bytes: -0.0 and 0.0 must differ
+        elif isinstance(v, float):
+            v = (float, v.hex())
+        elif isinstance(v, (int, bool, complex)):
+            v = (type(v), v)
+        items.append((k, v))
+    return tuple(items)

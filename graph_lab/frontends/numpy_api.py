@@ -1,0 +1,160 @@
+"""NumPy's dispatch protocols: which NumPy ufunc or function becomes which op.
+
+``np.tanh(t)`` reaches ``Tensor.__array_ufunc__`` and ``np.sum(t, axis=-1)`` reaches ``__array_function__``;
+both come here. A NumPy call without an op is a ``TraceError`` that names it: it is never run on the side and
+dropped from the graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import Op
+from .tensor import Tensor, call_op
+
+UFUNC_OPS: dict[np.ufunc, Op] = {
+    np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,
+    np.floor_divide: Op.FLOORDIV, np.remainder: Op.MOD, np.power: Op.POW, np.maximum: Op.MAXIMUM,
+    np.minimum: Op.MINIMUM, np.equal: Op.EQ, np.not_equal: Op.NE, np.less: Op.LT, np.less_equal: Op.LE,
+    np.greater: Op.GT, np.greater_equal: Op.GE, np.logical_and: Op.LOGICAL_AND, np.logical_or: Op.LOGICAL_OR,
+    np.logical_xor: Op.LOGICAL_XOR, np.logical_not: Op.LOGICAL_NOT, np.negative: Op.NEG, np.positive: Op.COPY,
+    np.absolute: Op.ABS, np.sign: Op.SIGN, np.exp: Op.EXP, np.log: Op.LOG, np.log1p: Op.LOG1P,
+    np.expm1: Op.EXPM1, np.sqrt: Op.SQRT, np.square: Op.SQUARE, np.reciprocal: Op.RECIPROCAL, np.tanh: Op.TANH,
+    np.sin: Op.SIN, np.cos: Op.COS, np.floor: Op.FLOOR, np.ceil: Op.CEIL, np.matmul: Op.MATMUL,
+}
+# ufunc.reduce forms that are a reduction op (axis defaults to 0, as in NumPy).
+UFUNC_REDUCE_OPS: dict[np.ufunc, Op] = {
+    np.add: Op.SUM, np.multiply: Op.PROD, np.maximum: Op.MAX, np.minimum: Op.MIN,
+    np.logical_and: Op.ALL, np.logical_or: Op.ANY,
+}
+# Bitwise ufuncs on booleans are the logical ops.
+BOOL_UFUNC_OPS = {np.bitwise_and: Op.LOGICAL_AND, np.bitwise_or: Op.LOGICAL_OR, np.bitwise_xor: Op.LOGICAL_XOR,
+                  np.invert: Op.LOGICAL_NOT}
+
+
+def _all_bool(inputs) -> bool:
+    return all(np.result_type(x.dtype if isinstance(x, Tensor) else x) == np.bool_ for x in inputs)
+
+
+def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
+    name = f"numpy.{ufunc.__name__}"
+    if method == "reduce" and ufunc in UFUNC_REDUCE_OPS and len(inputs) == 1:
+        allowed = {"axis", "keepdims"}
+        if set(kwargs) - allowed:
+            raise rec.fail(f"{name}.reduce with {sorted(set(kwargs) - allowed)} is not supported in a graph")
+        return call_op(UFUNC_REDUCE_OPS[ufunc], inputs[0], kwargs.get("axis", 0), kwargs.get("keepdims", False))
+    if method != "__call__":
+        raise rec.fail(f"{name}.{method} has no op in graph_lab's op table; write it with supported ops "
+                       f"(see graph_lab.ops.Op)")
+    op = UFUNC_OPS.get(ufunc)
+    if op is None and ufunc in BOOL_UFUNC_OPS and _all_bool(inputs):
+        op = BOOL_UFUNC_OPS[ufunc]
+    if op is None:
+        raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
+                       f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
+                       f"outside the captured function")
+    out = kwargs.pop("out", None)
+    if kwargs:
+        raise rec.fail(f"{name} with keyword arguments {sorted(kwargs)} is not supported in a graph; "
+                       f"call it without them (and cast with .astype if you need another dtype)")
+    result = call_op(op, *inputs)
+    if out is None:
+        return result
+    (target,) = out
+    if not isinstance(target, Tensor):
+        raise rec.fail(f"{name}(..., out=) into a NumPy array cannot be recorded; assign the result instead")
+    target[...] = _cast_same_kind(rec, name, result, target)
+    return target
+
+
+def _cast_same_kind(rec, name, result, target):
+    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        raise rec.fail(f"Cannot cast ufunc '{name}' output from {result.dtype} to {target.dtype} with casting "
+                       f"rule 'same_kind'")
+    return result
+
+
+def _ravel(a, order="C"):
+    return call_op(Op.RESHAPE, a, -1, order=order)
+
+
+def _swapaxes(a, axis1, axis2):
+    return a.swapaxes(axis1, axis2) if isinstance(a, Tensor) else np.swapaxes(a, axis1, axis2)
+
+
+def _moveaxis(a, source, destination):
+    nd = len(np.shape(a)) if not isinstance(a, Tensor) else a.ndim
+    perm = [i for i in range(nd) if i != source % nd]
+    perm.insert(destination % nd, source % nd)
+    return call_op(Op.TRANSPOSE, a, tuple(perm))
+
+
+def _where(condition, *xy):
+    if len(xy) != 2:
+        raise TypeError("np.where(condition) alone returns the indices of True values, a data-dependent shape; "
+                        "use np.where(condition, x, y) to select")
+    return call_op(Op.WHERE, condition, *xy)
+
+
+def _array_split(a, indices_or_sections, axis=0):
+    return call_op(Op.SPLIT, a, indices_or_sections, axis, equal=False)
+
+
+def _atleast(a, n: int):
+    nd = a.ndim if isinstance(a, Tensor) else np.ndim(a)
+    if nd >= n:
+        return a
+    shape = tuple(a.shape) if isinstance(a, Tensor) else np.shape(a)
+    if n == 2:
+        return call_op(Op.RESHAPE, a, (1,) * (2 - nd) + shape)
+    return call_op(Op.RESHAPE, a, (1,) * (n - nd) + shape)
+
+
+def hstack(tup):
+    arrays = [_atleast(a, 1) for a in tup]
+    axis = 0 if arrays and (arrays[0].ndim if isinstance(arrays[0], Tensor) else np.ndim(arrays[0])) == 1 else 1
+    return call_op(Op.CONCATENATE, arrays, axis)
+
+
+def vstack(tup):
+    return call_op(Op.CONCATENATE, [_atleast(a, 2) for a in tup], 0)
+
+
+def _op(op: Op):
+    return lambda *args, **kwargs: call_op(op, *args, **kwargs)
+
+
+def _static(fn):
+    """NumPy functions that only read static properties (shape, ndim, size)."""
+    def apply(a, *args, **kwargs):
+        return fn(np.lib.stride_tricks.as_strided(np.zeros(1, a.dtype), a.shape, (0,) * a.ndim), *args, **kwargs)
+    return apply
+
+
+FUNCTIONS = {
+    np.sum: _op(Op.SUM), np.mean: _op(Op.MEAN), np.max: _op(Op.MAX), np.amax: _op(Op.MAX), np.min: _op(Op.MIN),
+    np.amin: _op(Op.MIN), np.prod: _op(Op.PROD), np.var: _op(Op.VAR), np.std: _op(Op.STD),
+    np.argmax: _op(Op.ARGMAX), np.argmin: _op(Op.ARGMIN), np.any: _op(Op.ANY), np.all: _op(Op.ALL),
+    np.where: _where, np.clip: _op(Op.CLIP), np.reshape: _op(Op.RESHAPE), np.transpose: _op(Op.TRANSPOSE),
+    np.broadcast_to: _op(Op.BROADCAST_TO), np.expand_dims: _op(Op.EXPAND_DIMS), np.squeeze: _op(Op.SQUEEZE),
+    np.concatenate: _op(Op.CONCATENATE), np.stack: _op(Op.STACK), np.split: _op(Op.SPLIT),
+    np.array_split: _array_split, np.hstack: hstack, np.vstack: vstack, np.repeat: _op(Op.REPEAT),
+    np.tile: _op(Op.TILE), np.pad: _op(Op.PAD), np.triu: _op(Op.TRIU), np.tril: _op(Op.TRIL),
+    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE),
+    np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
+    np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
+    np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _static(np.size),
+}
+
+
+def apply_function(rec, func, args, kwargs):
+    handler = FUNCTIONS.get(func)
+    name = f"numpy.{getattr(func, '__name__', func)}"
+    if handler is None:
+        raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
+                       f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
+                       f"outside the captured function")
+    try:
+        return handler(*args, **kwargs)
+    except TypeError as e:
+        raise rec.fail(f"{name} was called with arguments graph_lab's op does not take: {e}") from None

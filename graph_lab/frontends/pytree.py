@@ -1,0 +1,44 @@
+"""Nested containers of arrays (dicts, lists, tuples): flatten to leaves with readable paths, and rebuild."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def flatten(tree: Any, prefix: str = "") -> tuple[list[tuple[str, Any]], Any]:
+    """``(leaves, treedef)``: each leaf with its path (``p['W1']``, ``p['layers'][0]``), and the structure."""
+    leaves: list[tuple[str, Any]] = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            return ("dict", tuple(node.keys()), tuple(walk(v, f"{path}[{k!r}]") for k, v in node.items()))
+        if isinstance(node, (list, tuple)):
+            kind = "list" if isinstance(node, list) else "tuple"
+            return (kind, None, tuple(walk(v, f"{path}[{i}]") for i, v in enumerate(node)))
+        leaves.append((path, node))
+        return ("leaf", None, ())
+
+    treedef = walk(tree, prefix)
+    return leaves, treedef
+
+
+def unflatten(treedef: Any, leaves: list) -> Any:
+    """Inverse of :func:`flatten` (leaves without their paths)."""
+    it = iter(leaves)
+
+    def build(node):
+        kind, keys, children = node
+        if kind == "leaf":
+            return next(it)
+        built = [build(c) for c in children]
+        if kind == "dict":
+            return dict(zip(keys, built))
+        return built if kind == "list" else tuple(built)
+
+    return build(treedef)
+
+
+def tree_map(fn: Callable[[str, Any], Any], tree: Any, prefix: str = "") -> Any:
+    """Apply ``fn(path, leaf)`` to every leaf and rebuild the structure."""
+    leaves, treedef = flatten(tree, prefix)
+    return unflatten(treedef, [fn(path, leaf) for path, leaf in leaves])

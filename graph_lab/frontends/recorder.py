@@ -1,0 +1,97 @@
+"""What trace and lazy tensors share: turning an op call on stand-in tensors into a node.
+
+A ``Recorder`` owns the stand-ins it made. ``emit`` binds the call through the op table, makes constants of
+concrete operands, creates the node (its type from the op's rule), and wraps the outputs. Subclasses say where
+nodes go and what happens when a concrete value is needed (``concretize``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpError, TraceError
+from ..ir.graph import Node, Value
+from ..ir.source import SourceLoc, user_location
+from ..ir.types import TensorType
+from ..ops import Op, opdef
+from ..ops.indexing import is_basic
+from .tensor import Storage, Tensor
+
+
+class Recorder:
+    """Base class of the trace recorder and the lazy runner."""
+
+    inputs_mutable = False
+    """Whether in-place writes to input tensors are allowed (lazy tensors are private copies; trace inputs are
+    the caller's arrays, whose mutation a graph cannot replay)."""
+    kind = "trace"
+    """Word used in messages: 'trace' or 'lazy'."""
+
+    def add_node(self, node: Node) -> None:
+        """Store a freshly made node (a trace appends it to its graph)."""
+
+    def concretize(self, t: Tensor, kind: str):
+        """The Python value of ``t`` as a bool/int/float/item/array: what tracing cannot know."""
+        raise NotImplementedError
+
+    # --- making nodes
+
+    def const(self, value, loc: SourceLoc | None) -> Value:
+        node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
+        self.add_node(node)
+        return node.output
+
+    def operand_value(self, x, loc: SourceLoc | None) -> Value:
+        if isinstance(x, Tensor):
+            if x._rec is not self:
+                raise TraceError(f"a {x._rec.kind} tensor was mixed with a {self.kind} tensor at "
+                                 f"{loc.describe() if loc else 'unknown location'}; a stand-in tensor belongs to "
+                                 f"the capture that made it")
+            x._check_fresh(loc)
+            return x._value
+        if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
+            return self.const(x, loc)
+        if isinstance(x, (list, tuple)):
+            return self.const(np.asarray(x), loc)
+        raise TraceError(f"{type(x).__name__} object used as an array operand at "
+                         f"{loc.describe() if loc else 'unknown location'}; only arrays, Python numbers and "
+                         f"stand-in tensors can be operands")
+
+    def emit(self, op: Op, operands: list, attrs: dict):
+        loc = user_location(2)
+        values = tuple(self.operand_value(x, loc) for x in operands)
+        try:
+            out_types = opdef(op).infer(tuple(v.type for v in values), attrs)
+        except OpError as e:
+            shown = ", ".join(str(v.type) for v in values)
+            raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
+        node = Node(op, values, attrs, out_types, loc)
+        self.add_node(node)
+        outs = [Tensor(self, v) for v in node.outputs]
+        first = operands[0] if operands else None
+        if isinstance(first, Tensor) and _is_view(op, attrs):
+            outs[0]._storage = first._storage
+            outs[0]._version = first._version
+            outs[0]._view = (first, op, attrs)
+        return tuple(outs) if opdef(op).multi_output else outs[0]
+
+    def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
+        loc = loc or user_location(2)
+        return TraceError(f"{message}\n  at {loc.describe() if loc else 'unknown location'}")
+
+    def check_writable(self, root: Tensor) -> None:
+        if root._storage.is_input and not self.inputs_mutable:
+            name = root._storage.is_input
+            raise self.fail(f"in-place write into the {name}: a traced graph returns new arrays and cannot "
+                            f"write into the caller's arrays, so this side effect would be lost. Copy it first "
+                            f"(x = x.copy()) and return the result")
+
+
+def _is_view(op: Op, attrs: dict) -> bool:
+    if op == Op.INDEX:
+        return is_basic(attrs["key"])
+    return opdef(op).view
+
+
+def new_storage(is_input: str | None = None) -> Storage:
+    return Storage(is_input)

@@ -1,0 +1,319 @@
+"""Stand-in tensors: objects that look like NumPy arrays and record each operation as a node.
+
+One class serves tracing and lazy tensors; its ``Recorder`` decides where nodes go and what a concrete value
+(``bool(t)``, ``float(t)``) means. Operators, ndarray methods and the NumPy protocols (``__array_ufunc__``,
+``__array_function__``) all funnel into :func:`call_op`, which binds the call through the op table.
+
+In-place writes (``x[i] = v``, ``x += 1``) become functional updates: the tensor object is given the updated
+value, and a write through a view (``x[0][...] = v``, ``x.T[1] += 2``) is written back into its base, as NumPy's
+aliasing would. Reading a view made *before* its base was written again is refused, never silently stale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpError, TraceError
+from ..ops import REGISTRY, Op, TensorLike
+from ..ops.indexing import Slice, bind_key
+
+_NOT_A_TENSOR = object()
+
+
+class Storage:
+    """The memory a group of aliasing tensors share. ``version`` grows with every write into it."""
+
+    __slots__ = ("version", "is_input")
+
+    def __init__(self, is_input: str | None = None):
+        self.version = 0
+        self.is_input = is_input  # e.g. "input 'x'" or "parameter p['W']": writes into it are refused
+
+
+def _find_recorder(args):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a._rec
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tensor):
+                    return b._rec
+    return None
+
+
+def call_op(op: Op, *args, **kwargs):
+    """Apply ``op`` to ``args``: recorded if any operand is a stand-in tensor, else run eagerly with NumPy."""
+    definition = REGISTRY[op]
+    rec = _find_recorder(args) or _find_recorder(kwargs.values())
+    if rec is None:
+        operands, attrs = definition.bind(*args, **kwargs)
+        return definition.impl(*operands, **attrs)
+    try:
+        operands, attrs = definition.bind(*args, **kwargs)
+    except OpError as e:
+        raise rec.fail(str(e)) from None
+    return rec.emit(op, operands, attrs)
+
+
+class Tensor(TensorLike):
+    """A stand-in for an ndarray inside a capture: it has a static type and a place in the graph, no data."""
+
+    __slots__ = ("_rec", "_value", "_storage", "_version", "_view", "__weakref__")
+    __hash__ = None  # like ndarray: unhashable
+
+    def __init__(self, rec, value, storage: Storage | None = None):
+        self._rec = rec
+        self._value = value
+        self._storage = storage if storage is not None else Storage()
+        self._version = self._storage.version
+        self._view = None  # (base tensor, op, attrs) when this tensor aliases base's memory
+
+    # --- static properties (known without data)
+
+    @property
+    def type(self):
+        return self._value.type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._value.type.shape)
+
+    @property
+    def size(self) -> int:
+        return self._value.type.size
+
+    @property
+    def T(self) -> "Tensor":
+        return call_op(Op.TRANSPOSE, self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        node = self._value.node
+        where = f" at {node.loc}" if node is not None and node.loc else ""
+        return f"<{self._rec.kind} tensor {self.type} from {node.op if node else '?'}{where}>"
+
+    # --- values that Python needs now: the capture decides (error, specialize, guard, or run the graph)
+
+    def _scalar(self, kind: str):
+        if self.size != 1:
+            if kind == "bool":
+                raise ValueError(f"The truth value of an array with more than one element is ambiguous "
+                                 f"({self.type}). Use a.any() or a.all()")
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars ({self.type})")
+        return self._rec.concretize(self, kind)
+
+    def __bool__(self) -> bool:
+        return self._scalar("bool")
+
+    def __float__(self) -> float:
+        return self._scalar("float")
+
+    def __int__(self) -> int:
+        return self._scalar("int")
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer) or self.ndim:
+            raise TypeError(f"only integer scalar arrays can be converted to a scalar index ({self.type})")
+        return self._rec.concretize(self, "int")
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("item"))
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"can only convert an array of size 1 to a Python scalar ({self.type})")
+        return self._rec.concretize(self, "item")
+
+    def tolist(self):
+        return self._rec.concretize(self, "array").tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._rec.concretize(self, "array")
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return repr(self)
+        return format(self._scalar("item"), spec)
+
+    # --- freshness of aliases
+
+    def _check_fresh(self, loc=None) -> None:
+        if self._version != self._storage.version:
+            raise self._rec.fail("this array is a view of an array that was written in place after the view "
+                                 "was made; NumPy would show the new values through the view, and a graph "
+                                 "cannot. Take the view again after the write (or .copy() it before)", loc)
+
+    # --- in-place writes, made functional
+
+    def _write(self, new: "Tensor") -> None:
+        """Give this tensor (and, through views, its base) the value of ``new``."""
+        self._check_fresh()
+        if self._view is not None:
+            base, op, attrs = self._view
+            base._write(_write_back(base, op, attrs, new))
+        else:
+            self._rec.check_writable(self)
+            self._storage.version += 1
+        self._value = new._value
+        self._version = self._storage.version
+
+    def __setitem__(self, key, value) -> None:
+        if isinstance(value, Tensor) and value._view is not None and value._view[0] is self and \
+                value._version == self._storage.version and value._view[1] == Op.INDEX:
+            # x[k] += v already wrote through the view x[k]; Python's closing x[k] = that view is a no-op.
+            try:
+                if value._view[2]["key"] == bind_key(key, 1)[0]:
+                    return
+            except OpError:
+                pass
+        self._write(call_op(Op.INDEX_UPDATE, self, key, value))
+
+    def fill(self, value) -> None:
+        self[...] = value
+
+    def _inplace(self, op: Op, other) -> "Tensor":
+        result = call_op(op, self, other)
+        if result.shape != self.shape:
+            raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                                 f"broadcast shape {result.shape} (in-place {op})")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+                raise self._rec.fail(f"Cannot cast ufunc '{op}' output from {result.dtype} to {self.dtype} with "
+                                     f"casting rule 'same_kind' (in-place {op}); write x = x {op} y instead")
+            result = call_op(Op.CAST, result, self.dtype)
+        self._write(result)
+        return self
+
+    def __iadd__(self, o): return self._inplace(Op.ADD, o)
+    def __isub__(self, o): return self._inplace(Op.SUB, o)
+    def __imul__(self, o): return self._inplace(Op.MUL, o)
+    def __itruediv__(self, o): return self._inplace(Op.DIV, o)
+    def __ifloordiv__(self, o): return self._inplace(Op.FLOORDIV, o)
+    def __imod__(self, o): return self._inplace(Op.MOD, o)
+    def __ipow__(self, o): return self._inplace(Op.POW, o)
+
+    def __iand__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_AND, "&"), o)
+    def __ior__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_OR, "|"), o)
+    def __ixor__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_XOR, "^"), o)
+
+    # --- operators
+
+    def __add__(self, o): return call_op(Op.ADD, self, o)
+    def __radd__(self, o): return call_op(Op.ADD, o, self)
+    def __sub__(self, o): return call_op(Op.SUB, self, o)
+    def __rsub__(self, o): return call_op(Op.SUB, o, self)
+    def __mul__(self, o): return call_op(Op.MUL, self, o)
+    def __rmul__(self, o): return call_op(Op.MUL, o, self)
+    def __truediv__(self, o): return call_op(Op.DIV, self, o)
+    def __rtruediv__(self, o): return call_op(Op.DIV, o, self)
+    def __floordiv__(self, o): return call_op(Op.FLOORDIV, self, o)
+    def __rfloordiv__(self, o): return call_op(Op.FLOORDIV, o, self)
+    def __mod__(self, o): return call_op(Op.MOD, self, o)
+    def __rmod__(self, o): return call_op(Op.MOD, o, self)
+    def __pow__(self, o): return call_op(Op.POW, self, o)
+    def __rpow__(self, o): return call_op(Op.POW, o, self)
+    def __matmul__(self, o): return call_op(Op.MATMUL, self, o)
+    def __rmatmul__(self, o): return call_op(Op.MATMUL, o, self)
+    def __neg__(self): return call_op(Op.NEG, self)
+    def __pos__(self): return call_op(Op.COPY, self)
+    def __abs__(self): return call_op(Op.ABS, self)
+    def __eq__(self, o): return call_op(Op.EQ, self, o)
+    def __ne__(self, o): return call_op(Op.NE, self, o)
+    def __lt__(self, o): return call_op(Op.LT, self, o)
+    def __le__(self, o): return call_op(Op.LE, self, o)
+    def __gt__(self, o): return call_op(Op.GT, self, o)
+    def __ge__(self, o): return call_op(Op.GE, self, o)
+
+    def _bool_op(self, op: Op, symbol: str, other=None) -> Op:
+        operands = [self] if other is None else [self, other]
+        for x in operands:
+            dt = x.dtype if isinstance(x, (Tensor, np.ndarray, np.generic)) else np.asarray(x).dtype
+            if dt != np.bool_:
+                raise self._rec.fail(f"bitwise '{symbol}' on {dt} has no op in graph_lab's table (only the "
+                                     f"boolean form, which is {op}); compare first to get booleans")
+        return op
+
+    def __and__(self, o): return call_op(self._bool_op(Op.LOGICAL_AND, "&", o), self, o)
+    def __rand__(self, o): return call_op(self._bool_op(Op.LOGICAL_AND, "&", o), o, self)
+    def __or__(self, o): return call_op(self._bool_op(Op.LOGICAL_OR, "|", o), self, o)
+    def __ror__(self, o): return call_op(self._bool_op(Op.LOGICAL_OR, "|", o), o, self)
+    def __xor__(self, o): return call_op(self._bool_op(Op.LOGICAL_XOR, "^", o), self, o)
+    def __rxor__(self, o): return call_op(self._bool_op(Op.LOGICAL_XOR, "^", o), o, self)
+    def __invert__(self): return call_op(self._bool_op(Op.LOGICAL_NOT, "~"), self)
+
+    def __getitem__(self, key):
+        return call_op(Op.INDEX, self, key)
+
+    # --- ndarray methods that model code uses
+
+    def reshape(self, *shape, order="C"): return call_op(Op.RESHAPE, self, *shape, order=order)
+    def transpose(self, *axes): return call_op(Op.TRANSPOSE, self, *axes)
+    def swapaxes(self, a, b): return call_op(Op.TRANSPOSE, self, _swap_perm(self.ndim, a, b))
+    def squeeze(self, axis=None): return call_op(Op.SQUEEZE, self, axis)
+    def flatten(self): return call_op(Op.COPY, call_op(Op.RESHAPE, self, -1))
+    def ravel(self): return call_op(Op.RESHAPE, self, -1)
+    def copy(self): return call_op(Op.COPY, self)
+    def astype(self, dtype): return call_op(Op.CAST, self, dtype)
+    def clip(self, a_min=None, a_max=None): return call_op(Op.CLIP, self, a_min, a_max)
+    def repeat(self, repeats, axis=None): return call_op(Op.REPEAT, self, repeats, axis)
+    def sum(self, axis=None, keepdims=False): return call_op(Op.SUM, self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return call_op(Op.MEAN, self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return call_op(Op.MAX, self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return call_op(Op.MIN, self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return call_op(Op.PROD, self, axis, keepdims)
+    def any(self, axis=None, keepdims=False): return call_op(Op.ANY, self, axis, keepdims)
+    def all(self, axis=None, keepdims=False): return call_op(Op.ALL, self, axis, keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False): return call_op(Op.VAR, self, axis, keepdims, ddof=ddof)
+    def std(self, axis=None, ddof=0, keepdims=False): return call_op(Op.STD, self, axis, keepdims, ddof=ddof)
+    def argmax(self, axis=None, keepdims=False): return call_op(Op.ARGMAX, self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False): return call_op(Op.ARGMIN, self, axis, keepdims)
+
+    # --- NumPy protocols: unmodified np.* code is recorded
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_api import apply_ufunc
+        return apply_ufunc(self._rec, ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_api import apply_function
+        return apply_function(self._rec, func, args, kwargs)
+
+
+def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:
+    perm = list(range(ndim))
+    a, b = a % ndim, b % ndim
+    perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
+    """The new value of ``base`` after its view ``op(base, **attrs)`` was given the value ``new``."""
+    if op == Op.INDEX:
+        key = tuple(k.to_slice() if isinstance(k, Slice) else k for k in attrs["key"])
+        return call_op(Op.INDEX_UPDATE, base, key, new)
+    if op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE):
+        return call_op(Op.RESHAPE, new, base.shape)
+    if op == Op.TRANSPOSE:
+        inverse = [0] * len(attrs["perm"])
+        for i, p in enumerate(attrs["perm"]):
+            inverse[p] = i
+        return call_op(Op.TRANSPOSE, new, tuple(inverse))
+    raise TraceError(f"assignment destination is read-only (a {op} view cannot be written, as in NumPy)")

@@ -1,0 +1,189 @@
+"""``trace``: call a function on stand-in tensors and record the tensor operations it performs.
+
+Everything that is not a tensor operation runs as ordinary Python at trace time: loops unroll, ``if`` on
+Python values picks one branch, ``math.sqrt(2 / math.pi)`` becomes a constant. A tensor needed as a Python value
+(``if x.sum() > 0:``) is where tracing cannot follow the data; ``mode`` says what to do there.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..errors import TraceError
+from ..guards import ValueGuard, to_python
+from ..ir.graph import Graph, Node, Value
+from ..ir.source import user_location
+from ..ir.types import TensorType
+from ..ops import Op, opdef
+from . import pytree
+from .recorder import Recorder
+from .tensor import Storage, Tensor
+
+MODES = ("error", "specialize", "guard")
+
+
+class Tracer(Recorder):
+    """Records into one graph; ``example`` inputs let it compute concrete values when ``mode`` allows."""
+
+    def __init__(self, graph: Graph, mode: str, example: Mapping[str, np.ndarray] | None):
+        self.graph = graph
+        self.mode = mode
+        self.example = example
+        self.known: dict[Value, Any] = {}  # concrete values computed from the example, by value
+
+    def add_node(self, node: Node) -> None:
+        self.graph.nodes.append(node)
+
+    def concretize(self, t: Tensor, kind: str):
+        loc = user_location(2)
+        t._check_fresh(loc)
+        value = t._value
+        if self.mode == "error":
+            code = loc.describe() if loc else "unknown location"
+            numbering = self.graph.numbering()
+            raise TraceError(
+                f"data-dependent value: {self.graph.node_text(value.node, numbering).split(' [')[0]} "
+                f"({value.type}) is needed as a Python {kind} at {code}. A trace records operations, not values, so a "
+                f"branch or a number computed from tensor data cannot be captured. Select with "
+                f"F.where(cond, a, b), use a control-flow op, or trace with mode='guard' and an example "
+                f"(the graph is then valid only while this value comes out the same)")
+        result = to_python(self._evaluate(value), kind)
+        if self.mode == "guard":
+            guard_graph = self.graph.extract([value], name=f"guard{len(self.graph.guards)}")
+            self.graph.guards.append(ValueGuard(guard_graph, kind, result, loc))
+        return result
+
+    def _evaluate(self, value: Value):
+        """Compute ``value`` from the example inputs, running only nodes not computed before."""
+        if value in self.known:
+            return self.known[value]
+        needed: set[int] = set()
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if v in self.known or id(v.node) in needed:
+                continue
+            needed.add(id(v.node))
+            stack.extend(v.node.inputs)
+        for node in self.graph.nodes:
+            if id(node) not in needed:
+                continue
+            if node.op == Op.INPUT:
+                result = self.example[node.attrs["name"]]
+            elif node.op == Op.PARAM:
+                result = self.graph.param_values[node.attrs["name"]]
+            elif node.op == Op.CONST:
+                result = node.attrs["value"]
+            else:
+                result = opdef(node.op).impl(*[self.known[v] for v in node.inputs], **node.attrs)
+            outs = result if len(node.outputs) > 1 else (result,)
+            for v, r in zip(node.outputs, outs):
+                self.known[v] = r
+        return self.known[value]
+
+
+def parse_spec(name: str, spec) -> TensorType:
+    """``(4, 8)`` -> f64[4,8];  ``((4, 8), "float32")`` -> f32[4,8]."""
+    shape, dtype = spec, np.float64
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list)):
+        shape, dtype = spec
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise TraceError(f"shapes[{name!r}] must be a tuple of non-negative ints like (4, 8), or (shape, dtype) "
+                         f"like ((4, 8), 'float32'); got {spec!r}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TraceError(f"shapes[{name!r}]: {dtype!r} is not a NumPy dtype") from None
+    return TensorType(dt, tuple(int(d) for d in shape))
+
+
+def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
+    """The positional order of the tensor arguments and the name of the params argument."""
+    try:
+        params_list = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return names, "params" if has_params else None
+    positional = [p.name for p in params_list
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    has_varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params_list)
+    unknown = [n for n in names if n not in positional]
+    if unknown and not has_varargs:
+        raise TraceError(f"shapes names {unknown} that are not arguments of {getattr(fn, '__name__', fn)}; "
+                         f"its arguments are {positional}")
+    order = [n for n in positional if n in names] + unknown
+    if order != positional[:len(order)] and not has_varargs:
+        raise TraceError(f"the tensor arguments {names} must be the first positional arguments of "
+                         f"{getattr(fn, '__name__', fn)} (its arguments are {positional})")
+    params_name = None
+    if has_params:
+        rest = positional[len(order):]
+        if not rest and not has_varargs:
+            raise TraceError(f"params were given but {getattr(fn, '__name__', fn)} takes no argument after "
+                             f"{order} to receive them")
+        params_name = rest[0] if rest else "params"
+    return order, params_name
+
+
+def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: str = "error",
+          example: Mapping[str, np.ndarray] | None = None) -> Graph:
+    """Capture ``fn`` as a graph by calling it on stand-in tensors.
+
+    ``shapes`` maps each tensor argument's name to a shape tuple (float64) or ``(shape, dtype)``. ``params``
+    (any nest of dicts/lists/tuples of arrays) is passed as the next positional argument; each array becomes a
+    named parameter stored with the graph. ``mode`` handles tensors needed as Python values: ``"error"`` raises
+    ``TraceError``; ``"specialize"`` uses the value computed from ``example``; ``"guard"`` does the same and
+    records a guard. Dead code is removed.
+    """
+    if mode not in MODES:
+        raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
+    if not isinstance(shapes, Mapping) or not shapes:
+        raise TraceError(f"shapes must be a non-empty dict of argument name -> shape, got {shapes!r}")
+    types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+    order, params_name = _bind_arguments(fn, list(types), params is not None)
+    if mode != "error":
+        _check_example(types, example, mode)
+
+    graph = Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda"))
+    tracer = Tracer(graph, mode, example)
+    loc = user_location(1)
+    args = []
+    for name in order:
+        value = graph.add_input(name, types[name], loc)
+        args.append(Tensor(tracer, value, Storage(f"input {name!r}")))
+    if params is not None:
+        def make_param(path: str, leaf):
+            if isinstance(leaf, np.ndarray):
+                return Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
+            return leaf
+        args.append(pytree.tree_map(make_param, params, params_name))
+
+    result = fn(*args)
+
+    leaves, graph.out_tree = pytree.flatten(result)
+    graph.outputs = [_output_value(tracer, path, leaf) for path, leaf in leaves]
+    graph.remove_dead_code()
+    return graph
+
+
+def _check_example(types, example, mode):
+    if not isinstance(example, Mapping):
+        raise TraceError(f"mode={mode!r} computes the values the function branches on, so it needs "
+                         f"example={{name: array}} for the inputs {list(types)}")
+    for name, t in types.items():
+        x = example.get(name)
+        if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
+            got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
+            raise TraceError(f"example[{name!r}] must be an array of {t} (as in shapes), got {got}")
+
+
+def _output_value(tracer: Tracer, path: str, leaf) -> Value:
+    if isinstance(leaf, Tensor):
+        return tracer.operand_value(leaf, leaf._value.node.loc)
+    if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
+        return tracer.const(leaf, None)
+    raise TraceError(f"the traced function returned {type(leaf).__name__} at output{path}; a graph can "
+                     f"return arrays, numbers, and dicts/lists/tuples of them")

@@ -1,0 +1,124 @@
+"""Guards: the conditions under which a captured graph may be reused.
+
+A graph is valid for inputs of the shapes and dtypes it was traced with, and, when tracing had to turn a tensor
+into a Python value (``if s > 0:``), only while that value comes out the same. Such a ``ValueGuard`` keeps the
+small graph that computes the value from the inputs, the outcome seen, and the user's source line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from .ir.source import SourceLoc
+
+
+def to_python(arr, kind: str):
+    """A concrete array as the Python value that ``bool()``/``int()``/``float()``/``.item()`` give."""
+    if kind == "bool":
+        return bool(arr)
+    if kind == "int":
+        return int(arr)
+    if kind == "float":
+        return float(arr)
+    if kind == "item":
+        return np.asarray(arr).item()
+    return np.array(arr, copy=True)
+
+
+def same_outcome(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
+            a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # both NaN
+    return type(a) is type(b) and a == b
+
+
+@dataclass
+class ValueGuard:
+    """``kind(value) == expected``, where ``graph`` computes ``value`` from the graph's inputs."""
+
+    graph: Any
+    """A graph with the same input names whose single output is the guarded value."""
+    kind: str
+    """How the value was used: 'bool', 'int', 'float', 'item' or 'array'."""
+    expected: Any
+    """The outcome seen while tracing."""
+    loc: SourceLoc | None
+    """The user's line that needed the value."""
+
+    def evaluate(self, inputs: Mapping[str, object]):
+        from .backends.interpret import execute
+        needed = {k: v for k, v in inputs.items() if k in self.graph.input_names or k in self.graph.param_values}
+        env = execute(self.graph, needed)
+        return to_python(env[self.graph.outputs[0]], self.kind)
+
+    def check(self, inputs: Mapping[str, object]) -> bool:
+        try:
+            return same_outcome(self.evaluate(inputs), self.expected)
+        except Exception:
+            return False
+
+    def describe(self) -> str:
+        code = self.loc.text() if self.loc else ""
+        where = f" at {self.loc}" if self.loc else ""
+        shown = self.expected if not isinstance(self.expected, np.ndarray) else f"array {self.expected.shape}"
+        return f"{self.kind}(value) == {shown!r}{where}" + (f": `{code}`" if code else "")
+
+    def lines(self, index: int) -> list[str]:
+        from .ir.printer import graph_lines
+        body = graph_lines(self.graph)
+        return [f"guard #{index}: {self.describe()}"] + ["  " + line for line in body]
+
+
+@dataclass
+class GuardFailure:
+    """One reason a graph may not be reused for some inputs."""
+
+    what: str
+    """The guarded thing: an input's shape or dtype, or a value guard."""
+    reason: str
+    """Why it fails, in words."""
+    loc: SourceLoc | None = None
+    """The user's line the guard came from, if any."""
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.reason}" + (f" (guard from {self.loc})" if self.loc else "")
+
+
+def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
+    """Every guard of ``graph`` that ``inputs`` break: input names, shapes and dtypes, then value guards."""
+    failures = []
+    for name, t in graph.input_types().items():
+        if name not in inputs:
+            failures.append(GuardFailure(f"input {name!r}", "missing"))
+            continue
+        x = inputs[name]
+        if not isinstance(x, (np.ndarray, np.generic)):
+            failures.append(GuardFailure(f"input {name!r}", f"is a {type(x).__name__}, not an array"))
+            continue
+        if tuple(np.shape(x)) != t.shape:
+            failures.append(GuardFailure(f"{name}.shape", f"is {tuple(np.shape(x))}, the graph was built for "
+                                                          f"{t.shape}"))
+        if np.asarray(x).dtype != t.dtype:
+            failures.append(GuardFailure(f"{name}.dtype", f"is {np.asarray(x).dtype}, the graph was built for "
+                                                          f"{t.dtype}"))
+    if failures:
+        return failures  # value guards assume the inputs' types hold
+    for i, guard in enumerate(graph.guards):
+        try:
+            got = guard.evaluate(inputs)
+        except Exception as e:
+            failures.append(GuardFailure(f"guard #{i}", f"could not be evaluated: {e}", guard.loc))
+            continue
+        if not same_outcome(got, guard.expected):
+            failures.append(GuardFailure(f"guard #{i} {guard.describe()}", f"now gives {got!r}", guard.loc))
+    return failures
+
+
+def check_guards(graph, inputs: Mapping[str, object]) -> bool:
+    """True when ``graph`` may be reused for ``inputs``: shapes, dtypes and every value guard hold."""
+    return not failing_guards(graph, inputs)

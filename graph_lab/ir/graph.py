@@ -1,0 +1,236 @@
+"""The IR records: ``Value``, ``Node`` and ``Graph``.
+
+A graph is a list of nodes in execution order (typed SSA): each node reads values made by earlier nodes and
+defines new ones. Inputs, parameters and constants are nodes too (ops ``input``, ``param``, ``const``), so
+every value has exactly one producer. Values have no names in the data: the printer numbers them ``%0, %1, ...``
+at print time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..ops import SOURCE_OPS, Op, opdef
+from .source import SourceLoc
+from .types import TensorType
+
+
+class Value:
+    """One SSA value: the ``index``-th output of its producer node."""
+
+    __slots__ = ("type", "node", "index", "users", "__weakref__")
+
+    def __init__(self, type: TensorType, node: "Node | None" = None, index: int = 0):
+        self.type = type
+        """Static type (dtype, shape, weak)."""
+        self.node = node
+        """The node that defines this value."""
+        self.index = index
+        """Position among the producer's outputs."""
+        self.users: list[Node] = []
+        """Nodes that read this value, once per use, kept up to date as inputs change."""
+
+    def __repr__(self) -> str:
+        op = self.node.op if self.node is not None else "?"
+        return f"<Value {self.type} from {op}>"
+
+
+class Node:
+    """One operation: ``outputs = op(inputs, **attrs)``."""
+
+    __slots__ = ("op", "_inputs", "attrs", "outputs", "loc")
+
+    def __init__(self, op: Op, inputs: Iterable[Value], attrs: dict[str, Any], out_types: Iterable[TensorType],
+                 loc: SourceLoc | None = None):
+        self.op = op
+        """Name of the op (an ``Op``, which compares equal to its string: ``node.op == "matmul"``)."""
+        self.attrs = attrs
+        """Static attributes (axis, shape, constant value, ...), normalized by the op's bind rule."""
+        self.loc = loc
+        """The user's source line that made this node, if known."""
+        self._inputs: tuple[Value, ...] = ()
+        self.outputs = tuple(Value(t, self, i) for i, t in enumerate(out_types))
+        """The values this node defines."""
+        self.inputs = tuple(inputs)
+
+    @property
+    def inputs(self) -> tuple[Value, ...]:
+        """The values read, in operand order. Setting it updates each value's ``users``."""
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, new: tuple[Value, ...]) -> None:
+        for v in self._inputs:
+            v.users.remove(self)
+        self._inputs = tuple(new)
+        for v in self._inputs:
+            v.users.append(self)
+
+    @property
+    def output(self) -> Value:
+        """The single output (most ops have one)."""
+        (out,) = self.outputs
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Node {self.op} at {self.loc}>"
+
+
+class Graph:
+    """A captured computation: nodes in execution order, outputs, and the guards under which it is valid."""
+
+    def __init__(self, name: str = "graph"):
+        self.name = name
+        """Name shown when printed (the captured function's name)."""
+        self.nodes: list[Node] = []
+        """All nodes in execution order, inputs, parameters and constants included."""
+        self.outputs: list[Value] = []
+        """The values the graph returns, flattened."""
+        self.out_tree: Any = None
+        """How to rebuild the function's return structure from ``outputs`` (see ``frontends.pytree``)."""
+        self.param_values: dict[str, np.ndarray] = {}
+        """Stored values of the ``param`` nodes, by name."""
+        self.guards: list = []
+        """Value guards recorded while tracing (``guards.ValueGuard``), checked by ``check_guards``."""
+
+    # --- building
+
+    def add_node(self, op: Op, inputs: Iterable[Value], attrs: dict[str, Any] | None = None,
+                 loc: SourceLoc | None = None) -> Node:
+        """Append a node; its output types come from the op's rule (which raises ``OpError`` on bad input)."""
+        inputs = tuple(inputs)
+        attrs = {} if attrs is None else attrs
+        out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
+        node = Node(op, inputs, attrs, out_types, loc)
+        self.nodes.append(node)
+        return node
+
+    def add_input(self, name: str, type: TensorType, loc: SourceLoc | None = None) -> Value:
+        return self.add_node(Op.INPUT, (), {"name": name, "type": type}, loc).output
+
+    def add_param(self, name: str, value: np.ndarray, loc: SourceLoc | None = None) -> Value:
+        self.param_values[name] = value
+        return self.add_node(Op.PARAM, (), {"name": name, "type": TensorType.of(value)}, loc).output
+
+    def add_const(self, value, loc: SourceLoc | None = None) -> Value:
+        return self.add_node(Op.CONST, (), {"value": value}, loc).output
+
+    # --- queries
+
+    @property
+    def input_nodes(self) -> list[Node]:
+        return [n for n in self.nodes if n.op == Op.INPUT]
+
+    @property
+    def param_nodes(self) -> list[Node]:
+        return [n for n in self.nodes if n.op == Op.PARAM]
+
+    @property
+    def input_names(self) -> list[str]:
+        return [n.attrs["name"] for n in self.input_nodes]
+
+    def input_types(self) -> dict[str, TensorType]:
+        return {n.attrs["name"]: n.attrs["type"] for n in self.input_nodes}
+
+    def count(self) -> int:
+        """Number of operation nodes: inputs, parameters and constants are not counted."""
+        return sum(1 for n in self.nodes if n.op not in SOURCE_OPS)
+
+    def producer(self, value: Value) -> Node:
+        """The node that defines ``value``."""
+        return value.node
+
+    def users(self, value: Value) -> list[Node]:
+        """The nodes that read ``value`` (each once, in graph order)."""
+        seen = set(map(id, value.users))
+        return [n for n in self.nodes if id(n) in seen]
+
+    def numbering(self) -> dict[Value, int]:
+        """The printed number of each value: ``%0, %1, ...`` in definition order."""
+        out: dict[Value, int] = {}
+        for node in self.nodes:
+            for v in node.outputs:
+                out[v] = len(out)
+        return out
+
+    def node_text(self, node: Node, numbering: dict[Value, int] | None = None) -> str:
+        """One node as in error messages: ``%5 = reshape(%4) shape=(4, 2, 4) [model.py:23]``."""
+        from .printer import format_attrs, value_name
+        numbering = numbering if numbering is not None else self.numbering()
+        outs = ", ".join(value_name(v, numbering) for v in node.outputs)
+        ins = ", ".join(value_name(v, numbering) for v in node.inputs)
+        attrs = format_attrs(node)
+        where = f" [{node.loc}]" if node.loc else ""
+        return f"{outs} = {node.op}({ins}){' ' + attrs if attrs else ''}{where}"
+
+    def verify(self) -> None:
+        """Check the IR's invariants; raise ``VerifyError`` naming the node and the rule."""
+        from .verify import verify
+        verify(self)
+
+    def __str__(self) -> str:
+        from .printer import print_graph
+        return print_graph(self)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name}: {self.count()} ops, {len(self.input_nodes)} inputs>"
+
+    # --- derived graphs
+
+    def extract(self, outputs: list[Value], name: str | None = None, cut: dict[Value, str] | None = None) -> "Graph":
+        """A new graph computing ``outputs`` with only the nodes they need, in the same order.
+
+        Values in ``cut`` become inputs of the new graph with the given names (used to run part of a graph whose
+        earlier values are already known). Parameters keep their names and stored values.
+        """
+        cut = cut or {}
+        needed: set[int] = set()
+        stack = [v for v in outputs]
+        while stack:
+            v = stack.pop()
+            if v in cut or id(v.node) in needed:
+                continue
+            needed.add(id(v.node))
+            stack.extend(v.node.inputs)
+        new = Graph(name or self.name)
+        mapping: dict[Value, Value] = {}
+        for v, input_name in cut.items():
+            mapping[v] = new.add_input(input_name, v.type, v.node.loc)
+        for node in self.nodes:
+            if id(node) not in needed:
+                continue
+            if node.op == Op.PARAM:
+                mapping[node.output] = new.add_param(node.attrs["name"], self.param_values[node.attrs["name"]],
+                                                     node.loc)
+                continue
+            copy = Node(node.op, (mapping[v] for v in node.inputs), node.attrs,
+                        (v.type for v in node.outputs), node.loc)
+            new.nodes.append(copy)
+            for old, fresh in zip(node.outputs, copy.outputs):
+                mapping[old] = fresh
+        new.outputs = [mapping[v] for v in outputs]
+        return new
+
+    def remove_dead_code(self) -> int:
+        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many."""
+        live: set[int] = set()
+        stack = list(self.outputs)
+        while stack:
+            v = stack.pop()
+            if id(v.node) in live:
+                continue
+            live.add(id(v.node))
+            stack.extend(v.node.inputs)
+        keep, dropped = [], 0
+        for node in reversed(self.nodes):
+            if id(node) in live or node.op == Op.INPUT:
+                keep.append(node)
+            else:
+                node.inputs = ()
+                dropped += 1
+        self.nodes = keep[::-1]
+        used_params = {n.attrs["name"] for n in self.param_nodes}
+        self.param_values = {k: v for k, v in self.param_values.items() if k in used_params}
+        return dropped

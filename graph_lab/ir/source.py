@@ -1,0 +1,56 @@
+"""Where in the user's code a node was made: found by walking the Python stack past graph_lab and NumPy."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_SKIP_PREFIXES = (_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep)
+_skip_cache: dict[str, bool] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLoc:
+    """A line of user code."""
+
+    filename: str
+    """Path of the file, as Python reports it (``co_filename``)."""
+    lineno: int
+    """1-based line number."""
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def text(self) -> str:
+        """The source line itself, stripped ('' when the file cannot be read)."""
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def describe(self) -> str:
+        """``file.py:12: `code line```, for error messages."""
+        code = self.text()
+        return f"{self}: `{code}`" if code else str(self)
+
+
+def _is_internal(filename: str) -> bool:
+    hit = _skip_cache.get(filename)
+    if hit is None:
+        hit = filename.startswith(_SKIP_PREFIXES) or filename.startswith("<frozen")
+        _skip_cache[filename] = hit
+    return hit
+
+
+def user_location(skip: int = 1) -> SourceLoc | None:
+    """The innermost stack frame that is not graph_lab's or NumPy's own code."""
+    frame = sys._getframe(skip)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not _is_internal(filename):
+            return SourceLoc(filename, frame.f_lineno)
+        frame = frame.f_back
+    return None

@@ -1,0 +1,248 @@
+"""The op table's machinery: the closed set of op names, the record that defines an op, and shared rules.
+
+An op is defined once, by an :class:`OpDef`: how a call is bound to inputs and attributes, its abstract
+evaluation (output types from input types and attributes), its NumPy implementation, and how it prints.
+Frontends, passes and backends read this table and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import OpError
+from ..ir.types import TensorType
+
+
+class Op(StrEnum):
+    # sources: values that enter a graph
+    INPUT = "input"
+    PARAM = "param"
+    CONST = "const"
+    ZEROS_LIKE = "zeros_like"
+    ONES_LIKE = "ones_like"
+    FULL_LIKE = "full_like"
+    # elementwise, one operand
+    NEG = "neg"
+    ABS = "abs"
+    SIGN = "sign"
+    EXP = "exp"
+    LOG = "log"
+    LOG1P = "log1p"
+    EXPM1 = "expm1"
+    SQRT = "sqrt"
+    SQUARE = "square"
+    RECIPROCAL = "reciprocal"
+    TANH = "tanh"
+    SIN = "sin"
+    COS = "cos"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    LOGICAL_NOT = "logical_not"
+    SIGMOID = "sigmoid"
+    RELU = "relu"
+    GELU = "gelu"
+    COPY = "copy"
+    CAST = "cast"
+    # elementwise, two or more operands
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"
+    FLOORDIV = "floordiv"
+    MOD = "mod"
+    POW = "pow"
+    MAXIMUM = "maximum"
+    MINIMUM = "minimum"
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    LOGICAL_AND = "logical_and"
+    LOGICAL_OR = "logical_or"
+    LOGICAL_XOR = "logical_xor"
+    WHERE = "where"
+    CLIP = "clip"
+    # reductions
+    SUM = "sum"
+    MEAN = "mean"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+    VAR = "var"
+    STD = "std"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+    ANY = "any"
+    ALL = "all"
+    # linear algebra
+    MATMUL = "matmul"
+    EINSUM = "einsum"
+    OUTER = "outer"
+    # shape and data movement
+    RESHAPE = "reshape"
+    TRANSPOSE = "transpose"
+    BROADCAST_TO = "broadcast_to"
+    EXPAND_DIMS = "expand_dims"
+    SQUEEZE = "squeeze"
+    CONCATENATE = "concatenate"
+    STACK = "stack"
+    SPLIT = "split"
+    REPEAT = "repeat"
+    TILE = "tile"
+    PAD = "pad"
+    TRIU = "triu"
+    TRIL = "tril"
+    # indexing
+    INDEX = "index"
+    INDEX_UPDATE = "index_update"
+    # neural-network composites
+    SOFTMAX = "softmax"
+    LOG_SOFTMAX = "log_softmax"
+    LAYER_NORM = "layer_norm"
+    LINEAR = "linear"
+
+
+SOURCE_OPS = frozenset({Op.INPUT, Op.PARAM, Op.CONST})
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """Everything graph_lab knows about one op."""
+
+    op: Op
+    """The op's name."""
+    family: str
+    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn."""
+    bind: Callable[..., tuple[list, dict]]
+    """Turns a user's call (``F.sum(x, axis=-1)``) into (operands, attributes); operands may be arrays,
+    Python scalars or stand-in tensors. Attributes are hashable and normalized (axes made non-negative)."""
+    infer: Callable[[tuple[TensorType, ...], dict], tuple[TensorType, ...]]
+    """Abstract evaluation: the output types from the operand types and attributes. Raises ``OpError``."""
+    impl: Callable[..., Any]
+    """The NumPy implementation: ``impl(*arrays, **attrs)``; returns one array, or a tuple for ``n_outputs > 1``."""
+    numpy_name: str | None = None
+    """The NumPy call that eager code uses for this op (for messages and generated code)."""
+    multi_output: bool = False
+    """True when the op returns a tuple of arrays (``split``)."""
+    view: bool = False
+    """True when NumPy returns a view of the first operand (so in-place writes alias it)."""
+    doc: str = ""
+    """One line saying what the op computes."""
+    print_attrs: Callable[[dict], str] | None = field(default=None)
+    """Custom printer of the attributes; default ``key=value`` pairs."""
+
+
+REGISTRY: dict[Op, OpDef] = {}
+
+
+def register(opdef: OpDef) -> OpDef:
+    if opdef.op in REGISTRY:
+        raise RuntimeError(f"op {opdef.op} defined twice")
+    REGISTRY[opdef.op] = opdef
+    return opdef
+
+
+def opdef(op: Op | str) -> OpDef:
+    """The definition of ``op``; a clear ``KeyError`` for names not in the table."""
+    try:
+        return REGISTRY[Op(op)]
+    except ValueError:
+        raise KeyError(f"unknown op {op!r}; the op table has: {', '.join(sorted(REGISTRY))}") from None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shared rules
+
+
+_PROBE_SAMPLE = {bool: True, int: 1, float: 1.0, complex: 1.0j}
+_probe_cache: dict[tuple, np.dtype] = {}
+
+
+def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, **attrs) -> np.dtype:
+    """The result dtype of ``fn`` found by running it on size-1 arrays (and Python scalars for weak types).
+
+    NumPy's promotion rules (NEP 50 weak scalars, ``true_divide`` of ints, ``mean`` of ints, ...) are many;
+    asking NumPy itself on tiny arrays is the one way to get each of them exactly right. Results are cached.
+    """
+    key = (fn, attrs_key) + tuple((t.dtype, t.ndim, t.weak) for t in types)
+    hit = _probe_cache.get(key)
+    if hit is not None:
+        return hit
+    samples = [_PROBE_SAMPLE[t.weak] if t.weak is not None else np.ones((1,) * t.ndim, t.dtype) for t in types]
+    with np.errstate(all="ignore"):
+        out = fn(*samples, **attrs)
+    if isinstance(out, tuple):
+        out = out[0]
+    dtype = np.asarray(out).dtype
+    _probe_cache[key] = dtype
+    return dtype
+
+
+def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*(t.shape for t in types))
+    except ValueError:
+        shown = ", ".join(str(t) for t in types)
+        raise OpError(f"{op}: operands could not be broadcast together ({shown}); NumPy broadcasting aligns "
+                      f"shapes from the right and needs each pair of sizes to be equal or 1") from None
+
+
+def normalize_axis(op: str, axis: int, ndim: int) -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise OpError(f"{op}: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise OpError(f"{op}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim if ndim else 0
+
+
+def normalize_axes(op: str, axis, ndim: int) -> tuple[int, ...] | None:
+    """``None`` stays None (all axes); an int or a sequence becomes a sorted tuple of non-negative axes."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(normalize_axis(op, a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise OpError(f"{op}: repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+def static_int(op: str, what: str, v) -> int:
+    """An attribute that must be a Python int at capture time (not a tensor)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    raise OpError(f"{op}: {what} must be an int known when the graph is captured, got {type(v).__name__} {v!r}")
+
+
+def static_shape(op: str, shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        return tuple(static_int(op, "each size", s) for s in shape)
+    except TypeError:
+        raise OpError(f"{op}: shape must be an int or a tuple of ints, got {shape!r}") from None
+
+
+class TensorLike:
+    """Marker base class of stand-in tensors (trace proxies, lazy tensors): values known only by their type."""
+
+    __slots__ = ()
+
+
+def is_tensorlike(x) -> bool:
+    return isinstance(x, TensorLike)
+
+
+def shape_of(x) -> tuple[int, ...]:
+    """The shape of an operand of a bind: an array, a stand-in tensor, a Python scalar or a nested list."""
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(x)
+
+
+def ndim_of(x) -> int:
+    return len(shape_of(x))

@@ -1,0 +1,184 @@
+"""Indexing: ``x[key]`` and its functional update ``x[key] = v`` (which returns a new array).
+
+A key is stored as a template: ints, ``Slice``\\ s, ``None`` and ``...`` stay static; every index *array*
+(a list, a range, a constant array or an integer tensor) is an operand of the node, named in the template by a
+``Slot`` holding its operand position. So ``h[:, [-1], :]`` and ``emb[token_ids]`` are both one ``index`` node
+that runs as NumPy's own ``x[key]``, with NumPy's exact semantics.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import OpError
+from ..ir.types import TensorType
+from .base import Op, OpDef, is_tensorlike, register, shape_of
+
+
+class Slice(NamedTuple):
+    """A static slice ``start:stop:step`` (each may be None). Hashable, unlike ``slice`` in Python 3.11."""
+
+    start: int | None
+    stop: int | None
+    step: int | None
+
+    def to_slice(self) -> slice:
+        return slice(self.start, self.stop, self.step)
+
+    def __str__(self) -> str:
+        text = f"{'' if self.start is None else self.start}:{'' if self.stop is None else self.stop}"
+        return text + ("" if self.step is None else f":{self.step}")
+
+
+class Slot(NamedTuple):
+    """An index array that is the node's operand number ``pos``."""
+
+    pos: int
+
+    def __str__(self) -> str:
+        return f"${self.pos}"
+
+
+def format_key(key: tuple) -> str:
+    return "[" + ", ".join("..." if k is Ellipsis else str(k) for k in key) + "]"
+
+
+def _static(v, what: str):
+    if v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
+        return None if v is None else int(v)
+    raise OpError(f"index: {what} must be an int known at capture time, got {type(v).__name__}; slicing with "
+                  f"a computed tensor would give a data-dependent shape")
+
+
+def bind_key(key, first_pos: int) -> tuple[tuple, list]:
+    """Split a NumPy index into a static template and its index-array operands (numbered from ``first_pos``)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    template, operands = [], []
+    for k in key:
+        if k is None or k is Ellipsis:
+            template.append(k)
+        elif isinstance(k, slice):
+            template.append(Slice(_static(k.start, "a slice start"), _static(k.stop, "a slice stop"),
+                                  _static(k.step, "a slice step")))
+        elif isinstance(k, bool) or isinstance(k, np.bool_):
+            raise OpError("index: a Python bool as an index is not supported; use a boolean expression with "
+                          "F.where instead")
+        elif isinstance(k, (int, np.integer)):
+            template.append(int(k))
+        elif is_tensorlike(k):
+            if k.dtype == np.bool_:
+                raise OpError("boolean-mask indexing x[mask] has a data-dependent shape (the number of True "
+                              "values), which a graph cannot have; use F.where(mask, x, fill) to keep the shape")
+            if not np.issubdtype(k.dtype, np.integer):
+                raise OpError(f"index: arrays used as indices must be of integer type, got {k.dtype}")
+            template.append(Slot(first_pos + len(operands)))
+            operands.append(k)
+        else:
+            arr = np.asarray(list(k) if isinstance(k, range) else k)
+            if arr.dtype == np.bool_:  # a constant mask: its True positions are known now
+                for part in np.nonzero(arr):
+                    template.append(Slot(first_pos + len(operands)))
+                    operands.append(part)
+                continue
+            if arr.size == 0 and arr.dtype != np.intp:
+                arr = arr.astype(np.intp)
+            if not np.issubdtype(arr.dtype, np.integer):
+                raise OpError(f"index: only integers, slices, None, ..., and integer arrays are valid indices, "
+                              f"got {type(k).__name__} of {arr.dtype}")
+            template.append(Slot(first_pos + len(operands)))
+            operands.append(arr)
+    return tuple(template), operands
+
+
+def fill_key(key: tuple, operands) -> tuple:
+    return tuple(operands[k.pos] if isinstance(k, Slot) else k.to_slice() if isinstance(k, Slice) else k
+                 for k in key)
+
+
+def is_basic(key: tuple) -> bool:
+    """True when the key has no index arrays: NumPy then returns a view."""
+    return not any(isinstance(k, Slot) for k in key)
+
+
+def indexed_shape(shape: tuple[int, ...], key: tuple, operands) -> tuple[int, ...]:
+    """The shape of ``x[key]`` for an ``x`` of ``shape``, found by indexing a zero-stride dummy array.
+
+    Operands may be arrays (their values are bounds-checked) or types (zeros of that shape are used)."""
+    dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=shape, strides=(0,) * len(shape))
+    fills = [np.zeros(o.shape, np.intp) if isinstance(o, TensorType) else o for o in operands]
+    try:
+        return np.shape(dummy[fill_key(key, fills)])
+    except IndexError as e:
+        raise OpError(f"index: {e} (indexing an array of shape {shape} with {format_key(key)})") from None
+
+
+def _index(*operands, key):
+    return operands[0][fill_key(key, operands)]
+
+
+def _bind_index(x, key):
+    template, idx = bind_key(key, 1)
+    indexed_shape(shape_of(x), template, [None] + [_concrete_or_type(o) for o in idx])
+    return [x] + idx, {"key": template}
+
+
+def _concrete_or_type(o):
+    return TensorType(np.dtype(np.intp), tuple(o.shape)) if is_tensorlike(o) else o
+
+
+def _infer_index(types, attrs):
+    _check_slots(types, attrs["key"])
+    shape = indexed_shape(types[0].shape, attrs["key"], types)
+    return (TensorType(types[0].dtype, shape),)
+
+
+def _check_slots(types, key):
+    for k in key:
+        if isinstance(k, Slot):
+            if not 0 < k.pos < len(types) or not np.issubdtype(types[k.pos].dtype, np.integer):
+                raise OpError(f"index: slot ${k.pos} must name an integer operand")
+
+
+register(OpDef(Op.INDEX, "index", _bind_index, _infer_index, _index, "ndarray.__getitem__",
+               print_attrs=lambda a: f"key={format_key(a['key'])}", doc="x[key]"))
+
+
+def _index_update(*operands, key):
+    out = np.array(operands[0], copy=True)
+    out[fill_key(key, operands)] = operands[1]
+    return out
+
+
+def _bind_index_update(x, key, value):
+    template, idx = bind_key(key, 2)
+    target = indexed_shape(shape_of(x), template, [None, None] + [_concrete_or_type(o) for o in idx])
+    _check_assignable(shape_of(value), target)
+    return [x, value] + idx, {"key": template}
+
+
+def _check_assignable(value_shape, target):
+    vs = tuple(value_shape)
+    while len(vs) > len(target) and vs[0] == 1:  # NumPy drops leading size-1 dims of the value
+        vs = vs[1:]
+    try:
+        if np.broadcast_shapes(vs, target) == tuple(target):
+            return
+    except ValueError:
+        pass
+    raise OpError(f"index_update: could not broadcast input array from shape {tuple(value_shape)} into "
+                  f"shape {tuple(target)}")
+
+
+def _infer_index_update(types, attrs):
+    _check_slots(types, attrs["key"])
+    target = indexed_shape(types[0].shape, attrs["key"], types)
+    _check_assignable(types[1].shape, target)
+    return (TensorType(types[0].dtype, types[0].shape),)
+
+
+register(OpDef(Op.INDEX_UPDATE, "index", _bind_index_update, _infer_index_update, _index_update,
+               "ndarray.__setitem__", print_attrs=lambda a: f"key={format_key(a['key'])}",
+               doc="a copy of x with x[key] = value"))

@@ -1,0 +1,114 @@
+"""Linear algebra: ``matmul`` (1-D, 2-D, batched with broadcast batch dims), ``einsum``, ``outer``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpError
+from ..ir.types import TensorType
+from .base import Op, OpDef, probe_dtype, register
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's matmul shape rule: 1-D operands get a dimension added then removed; batch dims broadcast."""
+    if not a or not b:
+        raise OpError("matmul: operands must have at least one dimension (use mul for scalars)")
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise OpError(f"matmul: inner dimensions differ: {a} @ {b} ({a2[-1]} != {b2[-2]}); the last dimension "
+                      f"of the left operand must equal the second-to-last of the right one")
+    try:
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError:
+        raise OpError(f"matmul: batch dimensions {a2[:-2]} and {b2[:-2]} do not broadcast") from None
+    out = batch + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def _infer_matmul(types, attrs):
+    a, b = types
+    return (TensorType(probe_dtype(np.matmul, types, ()), matmul_shape(a.shape, b.shape)),)
+
+
+def _bind_pair(a, b):
+    return [a, b], {}
+
+
+register(OpDef(Op.MATMUL, "linalg", _bind_pair, _infer_matmul, np.matmul, "np.matmul", doc="a @ b"))
+
+
+def _einsum_parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The output shape of ``np.einsum(subscripts, *operands)`` from operand shapes, checking sizes agree."""
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, rhs = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise OpError(f"einsum: {subscripts!r} names {len(terms)} operands but {len(shapes)} were given")
+    sizes: dict[str, int] = {}
+    ellipsis_shapes = []
+    counts: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        letters = term.replace("...", "")
+        if not letters.isalpha() and letters:
+            raise OpError(f"einsum: subscripts must be letters, got {term!r}")
+        n_ell = len(shape) - len(letters)
+        if ("..." in term and n_ell < 0) or ("..." not in term and n_ell != 0):
+            raise OpError(f"einsum: term {term!r} does not match an operand of shape {shape}")
+        before, _, after = term.partition("...")
+        dims = list(shape)
+        ell = tuple(dims[len(before):len(before) + n_ell]) if "..." in term else ()
+        ellipsis_shapes.append(ell)
+        for ch, d in zip(before + after, dims[:len(before)] + dims[len(before) + n_ell:]):
+            counts[ch] = counts.get(ch, 0) + 1
+            if ch in sizes and sizes[ch] != d and 1 not in (sizes[ch], d):
+                raise OpError(f"einsum: index {ch!r} has size {sizes[ch]} in one operand and {d} in another")
+            sizes[ch] = max(sizes.get(ch, d), d) if 1 in (sizes.get(ch, d), d) else d
+    try:
+        ell_shape = np.broadcast_shapes(*ellipsis_shapes) if ellipsis_shapes else ()
+    except ValueError:
+        raise OpError(f"einsum: the '...' dimensions {ellipsis_shapes} do not broadcast") from None
+    if not arrow:
+        out_letters = "".join(sorted(ch for ch, n in counts.items() if n == 1))
+        return tuple(ell_shape) + tuple(sizes[ch] for ch in out_letters)
+    before, _, after = rhs.partition("...")
+    for ch in before + after:
+        if ch not in sizes:
+            raise OpError(f"einsum: output index {ch!r} does not appear in the inputs of {subscripts!r}")
+    mid = tuple(ell_shape) if "..." in rhs else ()
+    return tuple(sizes[ch] for ch in before) + mid + tuple(sizes[ch] for ch in after)
+
+
+def _bind_einsum(subscripts, *operands):
+    if not isinstance(subscripts, str):
+        raise OpError("einsum: give the subscripts as a string first, as in einsum('ij,jk->ik', a, b)")
+    return list(operands), {"subscripts": subscripts}
+
+
+def _einsum(*operands, subscripts):
+    return np.einsum(subscripts, *operands)
+
+
+def _infer_einsum(types, attrs):
+    shape = _einsum_parse(attrs["subscripts"], [t.shape for t in types])
+    # A size-1 probe is valid for any subscripts: every index then has size 1.
+    dtype = probe_dtype(_einsum, types, (attrs["subscripts"],), subscripts=attrs["subscripts"])
+    return (TensorType(dtype, shape),)
+
+
+register(OpDef(Op.EINSUM, "linalg", _bind_einsum, _infer_einsum, _einsum, "np.einsum",
+               doc="Einstein summation over the subscripts"))
+
+
+def _infer_outer(types, attrs):
+    a, b = types
+    return (TensorType(probe_dtype(np.outer, types, ()), (a.size, b.size)),)
+
+
+register(OpDef(Op.OUTER, "linalg", _bind_pair, _infer_outer, np.outer, "np.outer",
+               doc="outer product of the flattened operands"))
+

@@ -1,0 +1,96 @@
+"""Source ops: graph inputs, named parameters, constants, and the ``*_like`` constructors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpError
+from ..ir.types import TensorType
+from .base import Op, OpDef, register
+
+
+def _no_bind(*args, **kwargs):
+    raise OpError("input, param and const nodes are made by the graph builder, not called")
+
+
+def _no_impl(*args, **kwargs):
+    raise OpError("input and param values are supplied by the caller of the graph")
+
+
+def _infer_declared(types, attrs):
+    return (attrs["type"],)
+
+
+register(OpDef(Op.INPUT, "source", _no_bind, _infer_declared, _no_impl,
+               print_attrs=lambda a: _quote(a["name"]), doc="a named input of the graph"))
+register(OpDef(Op.PARAM, "source", _no_bind, _infer_declared, _no_impl,
+               print_attrs=lambda a: _quote(a["name"]), doc="a named parameter stored with the graph"))
+
+
+def _infer_const(types, attrs):
+    return (TensorType.of(attrs["value"]),)
+
+
+def _const(value):
+    return value
+
+
+def format_const(value) -> str:
+    """A constant as a literal that reads back exactly: ``0.5``, ``[[1, 2], [3, 4]]``."""
+    if isinstance(value, np.ndarray):
+        return _format_nested(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+def _format_nested(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_format_nested(x) for x in v) + "]"
+    return repr(v)
+
+
+register(OpDef(Op.CONST, "source", _no_bind, _infer_const, _const,
+               print_attrs=lambda a: format_const(a["value"]), doc="a constant value"))
+
+
+def _quote(name: str) -> str:
+    """A string literal with backslash escapes, safe to print on one line."""
+    out = ['"']
+    for ch in name:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _like(op: Op, fn, numpy_name: str, doc: str, with_fill: bool):
+    def bind(x, *fill, dtype=None):
+        if with_fill != bool(fill) or len(fill) > 1:
+            raise OpError(f"{op}: expected {'(x, fill_value)' if with_fill else '(x)'}")
+        attrs = {"dtype": None if dtype is None else np.dtype(dtype)}
+        if with_fill:
+            if not isinstance(fill[0], (int, float, bool, np.number)):
+                raise OpError(f"{op}: fill_value must be a number known at capture time")
+            attrs["fill"] = fill[0]
+        return [x], attrs
+
+    def impl(x, dtype, **kw):
+        return fn(x, *kw.values(), dtype=dtype)
+
+    def infer(types, attrs):
+        probe = np.ones((1,) * types[0].ndim, types[0].dtype)
+        dtype = impl(probe, **attrs).dtype
+        return (TensorType(dtype, types[0].shape),)
+
+    register(OpDef(op, "source", bind, infer, impl, numpy_name, doc=doc))
+
+
+_like(Op.ZEROS_LIKE, np.zeros_like, "np.zeros_like", "zeros of x's shape and dtype", False)
+_like(Op.ONES_LIKE, np.ones_like, "np.ones_like", "ones of x's shape and dtype", False)
+_like(Op.FULL_LIKE, np.full_like, "np.full_like", "fill_value in x's shape and dtype", True)
+
