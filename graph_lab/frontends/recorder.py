@@ -13,7 +13,7 @@ from ..errors import OpError, TraceError
 from ..ir.graph import Node, Value
 from ..ir.source import SourceLoc, user_location
 from ..ir.types import TensorType
-from ..ops import Op, opdef
+from ..ops import REGISTRY, Op, opdef
 from ..ops.indexing import is_basic
 from .tensor import Storage, Tensor
 
@@ -59,9 +59,10 @@ class Recorder:
 
     def emit(self, op: Op, operands: list, attrs: dict):
         loc = user_location(2)
+        definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:
-            out_types = opdef(op).infer(tuple(v.type for v in values), attrs)
+            out_types = definition.infer(tuple(v.type for v in values), attrs)
         except OpError as e:
             shown = ", ".join(str(v.type) for v in values)
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
@@ -73,7 +74,7 @@ class Recorder:
             outs[0]._storage = first._storage
             outs[0]._version = first._version
             outs[0]._view = (first, op, attrs)
-        return tuple(outs) if opdef(op).multi_output else outs[0]
+        return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
         loc = loc or user_location(2)

@@ -151,6 +151,10 @@ def register(opdef: OpDef) -> OpDef:
 def opdef(op: Op | str) -> OpDef:
     """The definition of ``op``; a clear ``KeyError`` for names not in the table."""
     try:
+        return REGISTRY[op]
+    except KeyError:
+        pass
+    try:
         return REGISTRY[Op(op)]
     except ValueError:
         raise KeyError(f"unknown op {op!r}; the op table has: {', '.join(sorted(REGISTRY))}") from None
@@ -185,6 +189,9 @@ def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, *
 
 
 def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple[int, ...]:
+    first = types[0].shape
+    if all(t.shape == first for t in types):  # the common case, without NumPy's general rule
+        return first
     try:
         return np.broadcast_shapes(*(t.shape for t in types))
     except ValueError:
