@@ -70,10 +70,14 @@ class Recorder:
         self.add_node(node)
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
-        if isinstance(first, Tensor) and _is_view(op, attrs):
-            outs[0]._storage = first._storage
-            outs[0]._version = first._version
-            outs[0]._view = (first, op, attrs)
+        if isinstance(first, Tensor):
+            if op == Op.RESHAPE:  # a view or a copy, depending on memory layout: see Tensor._maybe_alias
+                outs[0]._maybe_alias = (first._storage, first._storage.version)
+            elif _is_view(op, attrs):
+                outs[0]._storage = first._storage
+                outs[0]._version = first._version
+                outs[0]._view = (first, op, attrs)
+                outs[0]._maybe_alias = first._maybe_alias
         return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
@@ -89,6 +93,7 @@ class Recorder:
 
 
 def _is_view(op: Op, attrs: dict) -> bool:
+    """NumPy always returns a view for these ops (reshape is handled apart: sometimes a copy)."""
     if op == Op.INDEX:
         return is_basic(attrs["key"])
     return opdef(op).view

@@ -58,7 +58,7 @@ def call_op(op: Op, *args, **kwargs):
 class Tensor(TensorLike):
     """A stand-in for an ndarray inside a capture: it has a static type and a place in the graph, no data."""
 
-    __slots__ = ("_rec", "_value", "_storage", "_version", "_view", "__weakref__")
+    __slots__ = ("_rec", "_value", "_storage", "_version", "_view", "_maybe_alias", "__weakref__")
     __hash__ = None  # like ndarray: unhashable
 
     def __init__(self, rec, value, storage: Storage | None = None):
@@ -67,6 +67,9 @@ class Tensor(TensorLike):
         self._storage = storage if storage is not None else Storage()
         self._version = self._storage.version
         self._view = None  # (base tensor, op, attrs) when this tensor aliases base's memory
+        # (storage, version) of an array this one may or may not alias: NumPy's reshape returns a view or a
+        # copy depending on the memory layout, which a stand-in does not know.
+        self._maybe_alias = None
 
     # --- static properties (known without data)
 
@@ -156,6 +159,11 @@ class Tensor(TensorLike):
     # --- freshness of aliases
 
     def _check_fresh(self, loc=None) -> None:
+        if self._maybe_alias is not None and self._maybe_alias[0].version != self._maybe_alias[1]:
+            raise self._rec.fail("this array came from a reshape of an array that was written in place "
+                                 "afterwards; NumPy's reshape returns a view or a copy depending on memory layout, "
+                                 "so whether the write shows here is unknown to a graph. Reshape after the write, "
+                                 "or .copy() the reshaped array before it", loc)
         if self._version != self._storage.version:
             raise self._rec.fail("this array is a view of an array that was written in place after the view "
                                  "was made; NumPy would show the new values through the view, and a graph "
@@ -166,6 +174,11 @@ class Tensor(TensorLike):
     def _write(self, new: "Tensor") -> None:
         """Give this tensor (and, through views, its base) the value of ``new``."""
         self._check_fresh()
+        if self._maybe_alias is not None:
+            raise self._rec.fail("in-place write into the result of a reshape: NumPy's reshape returns a view or "
+                                 "a copy depending on memory layout, so whether this write also changes the "
+                                 "original array is unknown to a graph. .copy() the reshaped array first, or "
+                                 "write into the original array")
         if self._view is not None:
             base, op, attrs = self._view
             base._write(_write_back(base, op, attrs, new))
@@ -309,7 +322,7 @@ def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
     if op == Op.INDEX:
         key = tuple(k.to_slice() if isinstance(k, Slice) else k for k in attrs["key"])
         return call_op(Op.INDEX_UPDATE, base, key, new)
-    if op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE):
+    if op in (Op.EXPAND_DIMS, Op.SQUEEZE):
         return call_op(Op.RESHAPE, new, base.shape)
     if op == Op.TRANSPOSE:
         inverse = [0] * len(attrs["perm"])
