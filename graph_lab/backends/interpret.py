@@ -7,6 +7,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphExecutionError, GraphInputError
+from ..ir.types import dtype_name
 from ..ops import Op, opdef
 
 
@@ -15,7 +16,8 @@ def bind_inputs(graph, inputs: Mapping[str, object]) -> dict[str, object]:
 
     Parameters may be given too, by name, to replace their stored values for this run."""
     if not isinstance(inputs, Mapping):
-        raise GraphInputError(f"inputs must be a dict of name -> array; {_expected(graph)}")
+        raise GraphInputError(f"inputs must be a dict of name -> array, got {type(inputs).__name__}. "
+                              f"{_expected(graph)}")
     names = graph.input_names
     params = set(graph.param_values)
     missing = [n for n in names if n not in inputs]
@@ -67,5 +69,27 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
 
 def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array) and return its outputs as arrays, in order."""
-    env = execute(graph, bind_inputs(graph, inputs))
+    bound = bind_inputs(graph, inputs)
+    try:
+        env = execute(graph, bound)
+    except GraphExecutionError as e:
+        mismatches = _type_mismatches(graph, bound)
+        if not mismatches:
+            raise
+        # The usual cause: a graph traced for one shape run on another. Say so, after the failing node.
+        raise GraphExecutionError(f"{e}. The inputs differ from the types the graph was traced for "
+                                  f"({'; '.join(mismatches)}): trace again for these inputs "
+                                  f"(check_guards(graph, inputs) tells before running)", e.node) from e.__cause__
     return [np.asarray(env[v]) for v in graph.outputs]
+
+
+def _type_mismatches(graph, inputs: Mapping[str, object]) -> list[str]:
+    """``"x is f64[5,8], traced as f64[4,8]"`` for each input or given parameter whose type differs."""
+    out = []
+    for node in graph.nodes:
+        if node.op in (Op.INPUT, Op.PARAM) and node.attrs["name"] in inputs:
+            name, traced = node.attrs["name"], node.output.type
+            x = np.asarray(inputs[name])
+            if x.shape != traced.shape or x.dtype != traced.dtype:
+                out.append(f"{name} is {dtype_name(x.dtype)}[{','.join(map(str, x.shape))}], traced as {traced}")
+    return out

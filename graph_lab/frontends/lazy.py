@@ -87,8 +87,12 @@ class LazyRunner(Recorder):
     def _run_pending(self, wanted: list[Value]) -> None:
         order, frontier = self._slice(wanted)
         in_slice = {v for node in order for v in node.outputs}
-        live = [t._value for t in self._live_tensors() if t._value in in_slice and t._value not in wanted]
-        outputs = list(dict.fromkeys(wanted + live))
+        live_values = [t._value for t in self._live_tensors()]
+        live = [v for v in live_values if v in in_slice and v not in wanted]
+        # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
+        # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
+        read_later = self._read_by_pending([v for v in live_values if v not in in_slice], in_slice)
+        outputs = list(dict.fromkeys(wanted + live + read_later))
         key = _structure_key(order, frontier, outputs)
         graph = self._cache.get(key)
         if graph is None:
@@ -129,6 +133,23 @@ class LazyRunner(Recorder):
                     elif id(v.node) not in visited:
                         stack.append((v.node, False))
         return order, frontier
+
+    def _read_by_pending(self, roots: list[Value], in_slice: set[Value]) -> list[Value]:
+        """The values of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
+        found: list[Value] = []
+        visited: set[int] = set()
+        stack = [v.node for v in roots if v not in self._known]
+        while stack:
+            node = stack.pop()
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            for v in node.inputs:
+                if v in in_slice:
+                    found.append(v)
+                elif v not in self._known:
+                    stack.append(v.node)
+        return found
 
     def _live_tensors(self):
         alive = []

@@ -44,9 +44,11 @@ class Recorder:
     def operand_value(self, x, loc: SourceLoc | None) -> Value:
         if isinstance(x, Tensor):
             if x._rec is not self:
-                raise TraceError(f"a {x._rec.kind} tensor was mixed with a {self.kind} tensor at "
+                other = f"another {self.kind}" if x._rec.kind == self.kind else f"a {x._rec.kind} capture"
+                raise TraceError(f"{x!r} comes from {other}, but it was used in this {self.kind} at "
                                  f"{loc.describe() if loc else 'unknown location'}; a stand-in tensor belongs to "
-                                 f"the capture that made it")
+                                 f"the capture that made it. Pass the value in as an input or a parameter of "
+                                 f"this capture instead")
             x._check_fresh(loc)
             return x._value
         if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):

@@ -165,9 +165,9 @@ class Tensor(TensorLike):
                                  "so whether the write shows here is unknown to a graph. Reshape after the write, "
                                  "or .copy() the reshaped array before it", loc)
         if self._version != self._storage.version:
-            raise self._rec.fail("this array is a view of an array that was written in place after the view "
-                                 "was made; NumPy would show the new values through the view, and a graph "
-                                 "cannot. Take the view again after the write (or .copy() it before)", loc)
+            raise self._rec.fail(f"this array ({self!r}) is a view of an array that was written in place after "
+                                 f"the view was made; NumPy would show the new values through the view, and a "
+                                 f"graph cannot. Take the view again after the write (or .copy() it before)", loc)
 
     # --- in-place writes, made functional
 

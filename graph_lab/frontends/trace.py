@@ -97,7 +97,8 @@ def parse_spec(name: str, spec) -> TensorType:
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise TraceError(f"shapes[{name!r}]: {dtype!r} is not a NumPy dtype") from None
+        raise TraceError(f"shapes[{name!r}]: {dtype!r} is not a NumPy dtype; give one like 'float32' or "
+                         f"np.int64") from None
     return TensorType(dt, tuple(int(d) for d in shape))
 
 
@@ -112,8 +113,8 @@ def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[l
     has_varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params_list)
     unknown = [n for n in names if n not in positional]
     if unknown and not has_varargs:
-        raise TraceError(f"shapes names {unknown} that are not arguments of {getattr(fn, '__name__', fn)}; "
-                         f"its arguments are {positional}")
+        raise TraceError(f"shapes has names {unknown} that are not arguments of {getattr(fn, '__name__', fn)}; "
+                         f"its arguments are {positional}: key shapes by those names")
     order = [n for n in positional if n in names] + unknown
     if order != positional[:len(order)] and not has_varargs:
         raise TraceError(f"the tensor arguments {names} must be the first positional arguments of "
@@ -138,18 +139,23 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
     ``TraceError``; ``"specialize"`` uses the value computed from ``example``; ``"guard"`` does the same and
     records a guard. Dead code is removed.
     """
-    if mode not in MODES:
-        raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
-    if not isinstance(shapes, Mapping) or not shapes:
-        raise TraceError(f"shapes must be a non-empty dict of argument name -> shape, got {shapes!r}")
-    types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-    order, params_name = _bind_arguments(fn, list(types), params is not None)
-    if mode != "error":
-        _check_example(types, example, mode)
+    loc = user_location(1)
+    try:
+        if mode not in MODES:
+            raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
+        if not isinstance(shapes, Mapping) or not shapes:
+            raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
+                             f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
+        types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        order, params_name = _bind_arguments(fn, list(types), params is not None)
+        if mode != "error":
+            _check_example(types, example, mode)
+    except TraceError as e:
+        # An argument error is the caller's: point at the trace(...) call.
+        raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
 
     graph = Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda"))
     tracer = Tracer(graph, mode, example)
-    loc = user_location(1)
     args = []
     for name in order:
         value = graph.add_input(name, types[name], loc)
@@ -176,7 +182,9 @@ def _check_example(types, example, mode):
     for name, t in types.items():
         x = example.get(name)
         if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
-            got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
+            got = str(TensorType.of(x)) if isinstance(x, np.ndarray) else type(x).__name__
+            if name not in example:
+                got = "nothing (the name is missing)"
             raise TraceError(f"example[{name!r}] must be an array of {t} (as in shapes), got {got}")
 
 

@@ -44,4 +44,6 @@ def verify(graph) -> None:
                               f"rule gives: {', '.join(map(str, expected))}")
     for i, v in enumerate(graph.outputs):
         if v not in defined:
-            raise VerifyError(f"graph output {i} is not defined by any node of the graph")
+            made_by = v.node.op if v.node is not None else "no node"
+            raise VerifyError(f"graph output {i} ({v.type} from {made_by}) is not defined by any node of the "
+                              f"graph; every output must be a value defined in graph.nodes")

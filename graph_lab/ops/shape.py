@@ -48,7 +48,8 @@ def resolve_reshape(op: str, old: tuple[int, ...], new) -> tuple[int, ...]:
             raise OpError(f"{op}: cannot reshape {old} ({total} elements) into {tuple(new)}")
         new[unknown[0]] = total // known
     if _size(new) != total:
-        raise OpError(f"{op}: cannot reshape {old} ({total} elements) into {tuple(new)} ({_size(new)} elements)")
+        raise OpError(f"{op}: cannot reshape {old} ({total} elements) into {tuple(new)} ({_size(new)} elements); "
+                      f"the new shape must hold the same number of elements (one size may be -1 to infer it)")
     return tuple(new)
 
 
@@ -64,7 +65,8 @@ _shape_op(Op.RESHAPE, _bind_reshape, lambda s, a: _check_reshape(s, a["shape"]),
 
 def _check_reshape(old, new):
     if _size(old) != _size(new):
-        raise OpError(f"reshape: cannot reshape {old} ({_size(old)} elements) into {new} ({_size(new)} elements)")
+        raise OpError(f"reshape: cannot reshape {old} ({_size(old)} elements) into {new} ({_size(new)} elements); "
+                      f"the new shape must hold the same number of elements (one size may be -1 to infer it)")
     return new
 
 
