@@ -1,0 +1,144 @@
+"""A frame of the bytecode interpreter: the value stack, the locals, and the loop that runs instructions.
+
+The same frame runs in two modes. In *capture* mode arrays are stand-in tensors and tensor operations are
+recorded into a graph; what cannot be captured raises ``BreakGraph`` at that instruction. In *concrete* mode
+every value is real and the frame runs one instruction for real: the instruction at a graph break.
+"""
+
+from __future__ import annotations
+
+import dis
+import inspect
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from ...ir.source import SourceLoc
+
+
+class _Null:
+    """The NULL that 3.11 pushes below a callable (``PUSH_NULL``, ``LOAD_GLOBAL`` with the NULL bit)."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()
+
+
+class Var:
+    """A value on the stack or in a local: the value itself (a stand-in tensor in capture mode) and where it
+    came from (a ``Source`` when it was read from the segment's inputs, globals or closure; None when made
+    during capture)."""
+
+    __slots__ = ("value", "source")
+
+    def __init__(self, value: Any, source=None):
+        self.value = value
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Var({self.value!r}, {self.source})"
+
+
+class IterState:
+    """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars."""
+
+    __slots__ = ("items", "pos")
+
+    def __init__(self, items: list, pos: int = 0):
+        self.items = items
+        self.pos = pos
+
+    def __iter__(self):
+        while self.pos < len(self.items):
+            self.pos += 1
+            yield self.items[self.pos - 1].value
+
+
+class BreakGraph(Exception):
+    """Capture cannot go on at this instruction (a data-dependent branch, an unknown call, a side effect)."""
+
+    def __init__(self, reason: str, hint: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+
+
+class Unsupported(Exception):
+    """Even running the instruction for real is not possible here (an opcode without a handler)."""
+
+
+@dataclass
+class Return:
+    var: Var
+
+
+class Frame:
+    """One function activation being interpreted."""
+
+    def __init__(self, code: types.CodeType, f_globals: dict, cells: dict, local_vars: dict, ctx,
+                 closure_sources: dict | None = None, parent: "Frame | None" = None):
+        self.code = code
+        self.f_globals = f_globals
+        self.cells = cells  # name -> real cell object (cellvars and freevars)
+        self.closure_sources = closure_sources or {}  # freevar name -> Source of its cell contents
+        self.locals = local_vars  # name -> Var
+        self.ctx = ctx
+        self.parent = parent
+        self.stack: list[Var] = []
+        self.instructions = instructions_of(code)
+        self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.ip = 0
+        self.kw_names: tuple = ()
+        self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
+
+    @property
+    def depth(self) -> int:
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    def loc(self) -> SourceLoc:
+        ins = self.instructions[min(self.ip, len(self.instructions) - 1)]
+        line = ins.positions.lineno if ins.positions and ins.positions.lineno else self.code.co_firstlineno
+        return SourceLoc(self.code.co_filename, line)
+
+    def jump(self, offset: int) -> None:
+        self.ip = self.index_of[offset]
+
+    def push(self, var: Var) -> None:
+        self.stack.append(var)
+
+    def pop(self) -> Var:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[Var]:
+        if n == 0:
+            return []
+        out = self.stack[-n:]
+        del self.stack[-n:]
+        return out
+
+    def step(self):
+        """Run the instruction at ``ip``; returns a ``Return`` when the frame returns."""
+        from .handlers import handler_for
+        ins = self.instructions[self.ip]
+        self.ip += 1
+        return handler_for(ins.opname)(self, ins)
+
+    def run(self) -> Var:
+        """Run to the end (used for inlined calls)."""
+        while True:
+            result = self.step()
+            if isinstance(result, Return):
+                return result.var
+
+
+_instruction_cache: dict[types.CodeType, list] = {}
+
+
+def instructions_of(code: types.CodeType) -> list[dis.Instruction]:
+    ins = _instruction_cache.get(code)
+    if ins is None:
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        _instruction_cache[code] = ins
+    return ins

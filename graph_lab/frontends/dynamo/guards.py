@@ -1,0 +1,131 @@
+"""Guards of a compiled segment, and their compilation into one generated Python function.
+
+Each guard fetches a value through its source and checks one fact: its type, its identity, its value, an
+array's type/shape/dtype, a container's length or keys. ``GuardSet.compile`` writes all checks of an entry as
+one function, so a cache hit costs a few attribute reads and comparisons. The generated source refers to
+sources and expected values only by position (``S[3]``, ``K[3]``): no text from user data is ever written into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...ir.source import SourceLoc
+from .sources import Source
+
+KINDS = ("type", "id", "equals", "array", "len", "keys")
+
+
+@dataclass
+class Guard:
+    kind: str
+    """One of KINDS."""
+    source: Source
+    """Where the guarded value is read from."""
+    expected: Any
+    """The type, object, value, (shape, dtype), length or keys seen at capture."""
+    loc: SourceLoc | None = None
+    """The user's line whose capture depended on this fact."""
+
+    def describe(self) -> str:
+        what = self.source.describe()
+        if self.kind == "type":
+            text = f"type({what}) is {self.expected.__name__}"
+        elif self.kind == "id":
+            text = f"{what} is the same object ({_short(self.expected)})"
+        elif self.kind == "equals":
+            text = f"{what} == {self.expected!r}"
+        elif self.kind == "array":
+            shape, dtype = self.expected
+            text = f"{what} is an ndarray of shape {shape} and dtype {dtype}"
+        elif self.kind == "len":
+            text = f"len({what}) == {self.expected}"
+        else:
+            text = f"{what}.keys() == {list(self.expected)!r}"
+        return text + (f"  (from {self.loc})" if self.loc else "")
+
+    def explain_failure(self, value) -> str:
+        """Why ``value`` breaks this guard, in words (used by the recompile log)."""
+        what = self.source.describe()
+        where = f" (guard from {self.loc})" if self.loc else ""
+        if self.kind == "array":
+            shape, dtype = self.expected
+            if not isinstance(value, np.ndarray):
+                return f"{what} is a {type(value).__name__}, the cached graph was built for an ndarray{where}"
+            if value.shape != shape:
+                for i, (a, b) in enumerate(zip(value.shape, shape)):
+                    if a != b:
+                        return f"{what}.shape[{i}] is {a}, the cached graph was built for {b}{where}"
+                return f"{what}.shape is {value.shape}, the cached graph was built for {shape}{where}"
+            return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}{where}"
+        if self.kind == "equals":
+            return f"{what} is {value!r}, the cached graph was built for {self.expected!r}{where}"
+        if self.kind == "type":
+            return f"{what} is a {type(value).__name__}, the cached graph was built for a " \
+                   f"{self.expected.__name__}{where}"
+        if self.kind == "len":
+            return f"len({what}) is {len(value)}, the cached graph was built for {self.expected}{where}"
+        if self.kind == "keys":
+            return f"{what} has keys {list(value)!r}, the cached graph was built for {list(self.expected)!r}{where}"
+        return f"{what} is another object than the one the cached graph was built for{where}"
+
+
+def _short(obj) -> str:
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return name if isinstance(name, str) else type(obj).__name__
+
+
+def _check_expr(kind: str, v: str, k: str) -> str:
+    if kind == "type":
+        return f"type({v}) is {k}"
+    if kind == "id":
+        return f"{v} is {k}"
+    if kind == "equals":
+        return f"type({v}) is type({k}) and {v} == {k}"
+    if kind == "array":
+        return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
+    if kind == "len":
+        return f"len({v}) == {k}"
+    return f"tuple({v}) == {k}"
+
+
+@dataclass
+class GuardSet:
+    guards: list[Guard] = field(default_factory=list)
+    _keys: set = field(default_factory=set)
+
+    def add(self, guard: Guard) -> None:
+        key = (guard.kind, guard.source)
+        if key not in self._keys:
+            self._keys.add(key)
+            self.guards.append(guard)
+
+    def compile(self):
+        """One function ``check(inputs) -> index of the first failing guard, or -1``."""
+        sources: list[Source] = []
+        index: dict[Source, int] = {}
+        lines = ["def check(I):"]
+        for g in self.guards:
+            if g.source not in index:
+                index[g.source] = len(sources)
+                sources.append(g.source)
+        lines.append("    try:")
+        for i, s in enumerate(sources):
+            lines.append(f"        v{i} = S[{i}](I)")
+        lines.append("    except Exception:")
+        lines.append("        return 0")
+        for n, g in enumerate(self.guards):
+            expected = g.expected if g.kind != "keys" else tuple(g.expected)
+            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]')}):")
+            lines.append(f"        return {n}")
+        lines.append("    return -1")
+        source_text = "\n".join(lines)
+        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray,
+                     "K": [g.expected if g.kind != "keys" else tuple(g.expected) for g in self.guards]}
+        exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
+        check = namespace["check"]
+        check.source_text = source_text
+        return check
