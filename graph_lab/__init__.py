@@ -8,17 +8,20 @@ from .backends.interpret import run
 from .errors import (GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
                      VerifyError)
 from .frontends import functional as F
+from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
 from .frontends.lazy import LazyRunner
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
 from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
+from .logs import set_logs
 from .ir.graph import Graph, Node, Value
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
 
 __all__ = [
-    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner",
+    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction",
+    "GraphBreak", "RecompileLimitWarning", "set_logs",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
 ]

@@ -118,7 +118,6 @@ class GuardSet:
         lines.append("    except Exception:")
         lines.append("        return 0")
         for n, g in enumerate(self.guards):
-            expected = g.expected if g.kind != "keys" else tuple(g.expected)
             lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]')}):")
             lines.append(f"        return {n}")
         lines.append("    return -1")

@@ -1,0 +1,492 @@
+"""One handler per opcode family of CPython 3.11, registered with the Python versions it supports.
+
+A handler reads and writes the frame's stack and locals through ``frame.ctx``, which knows the mode: in capture
+mode values may be stand-in tensors, reading a value from the segment's inputs adds a guard, and a side effect
+raises ``BreakGraph``; in concrete mode everything is real. Adding 3.12 support is one entry per changed opcode.
+"""
+
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+import types
+
+from .frame import NULL, BreakGraph, IterState, Return, Unsupported, Var
+
+HANDLERS: dict[str, tuple[tuple[int, int], object]] = {}
+
+
+def handles(*opnames: str, versions: tuple[int, int] = (11, 11)):
+    """Register a handler for opcodes, for CPython 3.x with x in ``versions`` (inclusive)."""
+    def register(fn):
+        for name in opnames:
+            if name not in dis.opmap and sys.version_info[:2] != (3, 11):
+                continue
+            HANDLERS[name] = (versions, fn)
+        return fn
+    return register
+
+
+def handler_for(opname: str):
+    entry = HANDLERS.get(opname)
+    if entry is None or not entry[0][0] <= sys.version_info.minor <= entry[0][1]:
+        return _unhandled
+    return entry[1]
+
+
+def _unhandled(frame, ins):
+    raise Unsupported(f"opcode {ins.opname} has no handler in graph_lab's bytecode interpreter for Python "
+                      f"{sys.version_info.major}.{sys.version_info.minor}")
+
+
+def supported_opnames() -> set[str]:
+    return {name for name, (v, _) in HANDLERS.items() if v[0] <= sys.version_info.minor <= v[1]}
+
+
+# --- no-ops and stack shuffling
+
+@handles("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS")
+def _nop(frame, ins):
+    return None
+
+
+@handles("MAKE_CELL")
+def _make_cell(frame, ins):
+    cell = types.CellType()
+    if ins.argval in frame.locals:
+        cell.cell_contents = frame.locals.pop(ins.argval).value
+    frame.cells[ins.argval] = cell
+
+
+@handles("POP_TOP")
+def _pop_top(frame, ins):
+    frame.pop()
+
+
+@handles("PUSH_NULL")
+def _push_null(frame, ins):
+    frame.push(Var(NULL))
+
+
+@handles("COPY")
+def _copy(frame, ins):
+    frame.push(frame.stack[-ins.arg])
+
+
+@handles("SWAP")
+def _swap(frame, ins):
+    s = frame.stack
+    s[-1], s[-ins.arg] = s[-ins.arg], s[-1]
+
+
+# --- loads and stores
+
+@handles("LOAD_CONST")
+def _load_const(frame, ins):
+    frame.push(Var(ins.argval))
+
+
+@handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE")
+def _load_fast(frame, ins):
+    if ins.opname == "LOAD_CLOSURE":
+        frame.push(Var(frame.cells[ins.argval]))
+        return
+    if ins.argval not in frame.locals:
+        raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated with a value")
+    frame.push(frame.locals[ins.argval])
+
+
+@handles("STORE_FAST")
+def _store_fast(frame, ins):
+    frame.locals[ins.argval] = frame.pop()
+
+
+@handles("DELETE_FAST")
+def _delete_fast(frame, ins):
+    del frame.locals[ins.argval]
+
+
+@handles("LOAD_DEREF")
+def _load_deref(frame, ins):
+    frame.push(frame.ctx.load_cell(frame, ins.argval))
+
+
+@handles("STORE_DEREF")
+def _store_deref(frame, ins):
+    frame.ctx.store_cell(frame, ins.argval, frame.pop())
+
+
+@handles("LOAD_GLOBAL")
+def _load_global(frame, ins):
+    if ins.arg & 1:
+        frame.push(Var(NULL))
+    frame.push(frame.ctx.load_global(frame, ins.argval))
+
+
+@handles("STORE_GLOBAL")
+def _store_global(frame, ins):
+    frame.ctx.side_effect(f"assignment to the global {ins.argval!r}")
+    frame.f_globals[ins.argval] = frame.ctx.real(frame.pop())
+
+
+@handles("LOAD_ATTR")
+def _load_attr(frame, ins):
+    frame.push(frame.ctx.load_attr(frame.pop(), ins.argval))
+
+
+@handles("LOAD_METHOD")
+def _load_method(frame, ins):
+    obj = frame.pop()
+    frame.push(Var(NULL))
+    frame.push(frame.ctx.load_attr(obj, ins.argval))
+
+
+@handles("STORE_ATTR")
+def _store_attr(frame, ins):
+    obj, value = frame.pop(), frame.pop()
+    frame.ctx.side_effect(f"attribute write {ins.argval!r} on an object the function did not create")
+    setattr(obj.value, ins.argval, frame.ctx.real(value))
+
+
+# --- operators
+
+BINARY_OPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
+    "%": operator.mod, "**": operator.pow, "@": operator.matmul, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "@=": operator.imatmul,
+    "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift,
+}
+COMPARE_OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+               ">=": operator.ge}
+
+
+@handles("BINARY_OP")
+def _binary_op(frame, ins):
+    right, left = frame.pop(), frame.pop()
+    fn = BINARY_OPS[ins.argrepr]
+    if ins.argrepr.endswith("=") and ins.argrepr not in COMPARE_OPS:
+        frame.ctx.check_inplace(left, ins.argrepr)
+    frame.push(frame.ctx.apply(fn, [left, right]))
+
+
+@handles("COMPARE_OP")
+def _compare_op(frame, ins):
+    right, left = frame.pop(), frame.pop()
+    frame.push(frame.ctx.apply(COMPARE_OPS[ins.argval], [left, right]))
+
+
+@handles("IS_OP")
+def _is_op(frame, ins):
+    right, left = frame.pop(), frame.pop()
+    same = frame.ctx.identity(left) is frame.ctx.identity(right)
+    frame.push(Var(same != bool(ins.arg)))
+
+
+@handles("CONTAINS_OP")
+def _contains_op(frame, ins):
+    right, left = frame.pop(), frame.pop()
+    result = frame.ctx.apply(operator.contains, [right, left])
+    frame.push(Var(result.value != bool(ins.arg)) if not frame.ctx.is_tensor(result.value) else result)
+
+
+@handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "UNARY_NOT")
+def _unary(frame, ins):
+    fn = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY_INVERT": operator.invert,
+          "UNARY_NOT": operator.not_}[ins.opname]
+    frame.push(frame.ctx.apply(fn, [frame.pop()]))
+
+
+@handles("BINARY_SUBSCR")
+def _binary_subscr(frame, ins):
+    key, container = frame.pop(), frame.pop()
+    frame.push(frame.ctx.subscript(container, key))
+
+
+@handles("STORE_SUBSCR")
+def _store_subscr(frame, ins):
+    key, container, value = frame.pop(), frame.pop(), frame.pop()
+    frame.ctx.store_subscript(container, key, value)
+
+
+@handles("DELETE_SUBSCR")
+def _delete_subscr(frame, ins):
+    key, container = frame.pop(), frame.pop()
+    frame.ctx.mutate(container, "del x[key]")
+    del container.value[frame.ctx.use(key)]
+
+
+# --- building containers
+
+@handles("BUILD_TUPLE")
+def _build_tuple(frame, ins):
+    frame.push(frame.ctx.created(tuple(v.value for v in frame.popn(ins.arg))))
+
+
+@handles("BUILD_LIST")
+def _build_list(frame, ins):
+    frame.push(frame.ctx.created([v.value for v in frame.popn(ins.arg)]))
+
+
+@handles("BUILD_MAP")
+def _build_map(frame, ins):
+    items = frame.popn(2 * ins.arg)
+    d = {frame.ctx.use(items[i]): items[i + 1].value for i in range(0, len(items), 2)}
+    frame.push(frame.ctx.created(d))
+
+
+@handles("BUILD_CONST_KEY_MAP")
+def _build_const_key_map(frame, ins):
+    keys = frame.pop().value
+    values = frame.popn(ins.arg)
+    frame.push(frame.ctx.created(dict(zip(keys, (v.value for v in values)))))
+
+
+@handles("BUILD_SLICE")
+def _build_slice(frame, ins):
+    parts = [frame.ctx.use(v) for v in frame.popn(ins.arg)]
+    frame.push(Var(slice(*parts)))
+
+
+@handles("BUILD_STRING")
+def _build_string(frame, ins):
+    frame.push(Var("".join(frame.ctx.use(v) for v in frame.popn(ins.arg))))
+
+
+@handles("FORMAT_VALUE")
+def _format_value(frame, ins):
+    spec = frame.ctx.use(frame.pop()) if ins.arg & 0x04 else ""
+    value = frame.ctx.use(frame.pop())
+    conv = ins.arg & 0x03
+    if conv == 1:
+        value = str(value)
+    elif conv == 2:
+        value = repr(value)
+    elif conv == 3:
+        value = ascii(value)
+    frame.push(Var(format(value, spec)))
+
+
+@handles("LIST_APPEND")
+def _list_append(frame, ins):
+    value = frame.pop()
+    frame.stack[-ins.arg].value.append(value.value)
+
+
+@handles("LIST_EXTEND")
+def _list_extend(frame, ins):
+    value = frame.pop()
+    frame.stack[-ins.arg].value.extend(frame.ctx.iterate(value))
+
+
+@handles("LIST_TO_TUPLE")
+def _list_to_tuple(frame, ins):
+    frame.push(frame.ctx.created(tuple(frame.pop().value)))
+
+
+@handles("MAP_ADD")
+def _map_add(frame, ins):
+    value, key = frame.pop(), frame.pop()
+    frame.stack[-ins.arg].value[frame.ctx.use(key)] = value.value
+
+
+@handles("DICT_UPDATE", "DICT_MERGE")
+def _dict_update(frame, ins):
+    other = frame.pop()
+    frame.stack[-ins.arg].value.update(frame.ctx.use(other))
+
+
+@handles("UNPACK_SEQUENCE")
+def _unpack_sequence(frame, ins):
+    items = frame.ctx.iterate(frame.pop(), as_vars=True)
+    if len(items) != ins.arg:
+        raise ValueError(f"expected {ins.arg} values to unpack, got {len(items)}")
+    for v in reversed(items):
+        frame.push(v)
+
+
+# --- iteration and jumps
+
+@handles("GET_ITER")
+def _get_iter(frame, ins):
+    value = frame.pop()
+    if isinstance(value.value, IterState):
+        frame.push(value)
+        return
+    frame.push(frame.ctx.created(IterState(frame.ctx.iterate(value, as_vars=True))))
+
+
+@handles("FOR_ITER")
+def _for_iter(frame, ins):
+    it = frame.stack[-1].value
+    if not isinstance(it, IterState):
+        raise Unsupported(f"FOR_ITER over a {type(it).__name__} (only iterators made by GET_ITER are tracked)")
+    if it.pos < len(it.items):
+        it.pos += 1
+        frame.push(it.items[it.pos - 1])
+    else:
+        frame.pop()
+        frame.jump(ins.argval)
+
+
+@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT")
+def _jump(frame, ins):
+    frame.jump(ins.argval)
+
+
+@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")
+def _pop_jump_if_true(frame, ins):
+    if frame.ctx.truth(frame.pop()):
+        frame.jump(ins.argval)
+
+
+@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
+def _pop_jump_if_false(frame, ins):
+    if not frame.ctx.truth(frame.pop()):
+        frame.jump(ins.argval)
+
+
+@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_IF_NONE")
+def _pop_jump_if_none(frame, ins):
+    if frame.ctx.identity(frame.pop()) is None:
+        frame.jump(ins.argval)
+
+
+@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE")
+def _pop_jump_if_not_none(frame, ins):
+    if frame.ctx.identity(frame.pop()) is not None:
+        frame.jump(ins.argval)
+
+
+@handles("JUMP_IF_TRUE_OR_POP")
+def _jump_if_true_or_pop(frame, ins):
+    if frame.ctx.truth(frame.stack[-1]):
+        frame.jump(ins.argval)
+    else:
+        frame.pop()
+
+
+@handles("JUMP_IF_FALSE_OR_POP")
+def _jump_if_false_or_pop(frame, ins):
+    if not frame.ctx.truth(frame.stack[-1]):
+        frame.jump(ins.argval)
+    else:
+        frame.pop()
+
+
+@handles("RETURN_VALUE")
+def _return_value(frame, ins):
+    var = frame.pop()
+    if frame.yielded is not None:  # a generator run to completion: its values, as an iterator
+        return Return(frame.ctx.created(IterState(frame.yielded)))
+    return Return(var)
+
+
+@handles("RETURN_GENERATOR")
+def _return_generator(frame, ins):
+    if frame.parent is None and frame.ctx.symbolic:
+        raise BreakGraph("the compiled function is itself a generator")
+    frame.push(Var(None))
+
+
+@handles("YIELD_VALUE")
+def _yield_value(frame, ins):
+    if frame.yielded is None or frame.parent is None:
+        raise Unsupported("yield outside an inlined generator expression")
+    frame.yielded.append(frame.pop())
+    frame.push(Var(None))
+
+
+# --- calls and functions
+
+@handles("KW_NAMES")
+def _kw_names(frame, ins):
+    frame.kw_names = ins.argval
+
+
+@handles("CALL")
+def _call(frame, ins):
+    n = ins.arg
+    args = frame.popn(n)
+    first, second = frame.pop(), frame.pop()
+    if second.value is NULL:
+        fn = first
+    else:
+        fn, args = second, [first] + args
+    kw_names, frame.kw_names = frame.kw_names, ()
+    positional = args[:len(args) - len(kw_names)]
+    kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
+    frame.push(frame.ctx.call(frame, fn, positional, kwargs))
+
+
+@handles("CALL_FUNCTION_EX")
+def _call_function_ex(frame, ins):
+    kwargs = frame.ctx.use(frame.pop()) if ins.arg & 1 else {}
+    args = frame.ctx.iterate(frame.pop(), as_vars=True)
+    fn = frame.pop()
+    if frame.stack and frame.stack[-1].value is NULL:
+        frame.pop()
+    frame.push(frame.ctx.call(frame, fn, args, {k: Var(v) for k, v in kwargs.items()}))
+
+
+@handles("MAKE_FUNCTION")
+def _make_function(frame, ins):
+    code = frame.pop().value
+    closure = frame.pop().value if ins.arg & 0x08 else None
+    if ins.arg & 0x04:
+        frame.pop()  # annotations: not needed to run
+    kwdefaults = frame.ctx.use(frame.pop()) if ins.arg & 0x02 else None
+    defaults = frame.ctx.use(frame.pop()) if ins.arg & 0x01 else None
+    fn = types.FunctionType(code, frame.f_globals, code.co_name, defaults, closure)
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    frame.push(frame.ctx.created(fn))
+
+
+@handles("LOAD_ASSERTION_ERROR")
+def _load_assertion_error(frame, ins):
+    frame.push(Var(AssertionError))
+
+
+@handles("RAISE_VARARGS")
+def _raise_varargs(frame, ins):
+    frame.ctx.side_effect("raise statement")
+    if ins.arg == 0:
+        raise RuntimeError("No active exception to reraise")
+    cause = frame.pop().value if ins.arg == 2 else None
+    exc = frame.pop().value
+    if cause is not None:
+        raise exc from cause
+    raise exc
+
+
+# --- exceptions (reached through the exception table, in concrete mode)
+
+@handles("PUSH_EXC_INFO")
+def _push_exc_info(frame, ins):
+    exc = frame.pop()
+    frame.push(Var(None))  # the previously handled exception (graph_lab keeps none)
+    frame.push(exc)
+
+
+@handles("POP_EXCEPT")
+def _pop_except(frame, ins):
+    frame.pop()
+
+
+@handles("CHECK_EXC_MATCH")
+def _check_exc_match(frame, ins):
+    kind = frame.pop().value
+    exc = frame.stack[-1].value
+    frame.push(Var(isinstance(exc, kind)))
+
+
+@handles("RERAISE")
+def _reraise(frame, ins):
+    exc = frame.pop().value
+    frame.ctx.side_effect("re-raise of an exception")
+    raise exc
+
+

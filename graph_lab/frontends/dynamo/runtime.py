@@ -1,0 +1,256 @@
+"""``compile(fn)``: capture a function's bytecode segment by segment, cache each segment under its guards, and
+run cached segments on later calls, with the instruction at each graph break run as ordinary Python between them.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import inspect
+import warnings
+from dataclasses import dataclass, field
+
+from ...errors import GraphLabError
+from ... import logs
+from .capture import CaptureContext, ConcreteContext
+from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
+from .segment import RecipeMaker, Segment, interpret_runner, now
+from .sources import ClosureSource, FrameInputs, LocalSource, StackSource
+
+
+class GraphBreak(GraphLabError):
+    """With ``fullgraph=True``: capture had to stop. Names the cause, the line and the instruction."""
+
+
+class RecompileLimitWarning(UserWarning):
+    """A compiled function hit its recompile limit and runs eagerly from then on."""
+
+
+@dataclass
+class _Attempt:
+    steps: int
+    reason: str
+    hint: str
+
+
+@dataclass
+class CallEvent:
+    """What happened at one offset during one call: a cache hit or a capture, and why."""
+
+    offset: int
+    segment: Segment
+    captured: bool
+    reasons: list[str] = field(default_factory=list)
+
+
+class CompiledFunction:
+    def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
+        if not inspect.isfunction(fn):
+            raise TypeError(f"compile() takes a Python function, got {type(fn).__name__}")
+        self.fn = fn
+        self.backend = backend
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.recompile_limit = recompile_limit
+        self.code = fn.__code__
+        self.signature = inspect.signature(fn)
+        self.cache: dict[int, list[Segment]] = {}
+        self.captures = 0
+        self.recompiles = 0
+        self.eager_fallback: str | None = None
+        self.body_runs = 0
+        self.last_events: list[CallEvent] = []
+        self.recompile_log: list[str] = []
+        functools.update_wrapper(self, fn)
+
+    # --- calling
+
+    def __call__(self, *args, **kwargs):
+        if self.eager_fallback is not None:
+            return self.fn(*args, **kwargs)
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        local_vars = dict(bound.arguments)
+        stack: list = []
+        offset = instructions_of(self.code)[0].offset
+        self.last_events = []
+        while True:
+            inputs = FrameInputs(local_vars, stack, self.fn.__globals__, self.fn.__closure__ or ())
+            segment = self._lookup(offset, inputs)
+            if segment is None:  # over the recompile limit, in the middle of a call: finish it for real
+                return self._run_rest(offset, local_vars, stack)
+            result, local_vars, stack = segment.execute(inputs)
+            if segment.end == "return":
+                return result
+            offset, local_vars, stack, done, value = self._concrete_step(segment.break_offset, local_vars, stack)
+            if done:
+                return value
+
+    def _lookup(self, offset: int, inputs: FrameInputs) -> Segment | None:
+        entries = self.cache.setdefault(offset, [])
+        reasons = []
+        for seg in entries:
+            failed = seg.check(inputs)
+            if failed < 0:
+                self.last_events.append(CallEvent(offset, seg, False))
+                return seg
+            guard = seg.guards.guards[failed]
+            try:
+                value = guard.source.fetch(inputs)
+                reasons.append(guard.explain_failure(value))
+            except Exception as e:  # the source itself is gone (a missing attribute, a shorter list)
+                reasons.append(f"{guard.source.describe()} could not be read ({type(e).__name__})")
+        if entries:
+            if self.recompiles >= self.recompile_limit:
+                self._give_up(reasons)
+                return None
+            self.recompiles += 1
+            message = (f"recompiling {self.fn.__qualname__} at offset {offset}: " + "; ".join(reasons))
+            self.recompile_log.append(message)
+            logs.emit("recompiles", message)
+        seg = self._capture(offset, inputs)
+        entries.append(seg)
+        self.last_events.append(CallEvent(offset, seg, True, reasons))
+        return seg
+
+    def _give_up(self, reasons: list[str]) -> None:
+        self.eager_fallback = "; ".join(reasons)
+        warnings.warn(f"graph_lab.compile: {self.fn.__qualname__} hit recompile_limit={self.recompile_limit}; "
+                      f"it runs eagerly from now on. Last reason: {self.eager_fallback}. Mark varying sizes "
+                      f"dynamic or raise recompile_limit", RecompileLimitWarning, stacklevel=4)
+
+    # --- capture
+
+    def _capture(self, offset: int, inputs: FrameInputs) -> Segment:
+        started = now()
+        self.captures += 1
+        try:
+            seg = self._capture_once(offset, inputs, None)
+        except _Restart as r:
+            seg = self._capture_once(offset, inputs, r.attempt)
+        seg.compile_seconds = now() - started
+        seg.check = seg.guards.compile()
+        seg.runner = interpret_runner(seg.graph)
+        if seg.end == "break":
+            logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
+                                      f"{seg.break_reason} [{seg.break_instruction}]")
+            if self.fullgraph:
+                raise GraphBreak(f"fullgraph=True but capture of {self.fn.__qualname__} breaks at {seg.break_loc} "
+                                 f"({seg.break_instruction}): {seg.break_reason}. {seg.break_hint}")
+        logs.emit("graphs", f"graph of {self.fn.__qualname__} from offset {offset}:\n{seg.graph}")
+        for g in seg.guards.guards:
+            logs.emit("guards", f"guard: {g.describe()}")
+        return seg
+
+    def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
+        ctx = CaptureContext(self.fn.__globals__)
+        cells, closure_sources = {}, {}
+        for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
+            cells[name] = cell
+            closure_sources[name] = ClosureSource(i, name)
+        frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
+        frame.jump(offset)
+        ctx.frame = frame  # guards on the entry state point at the line where capture starts
+        frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
+        frame.stack = [ctx.wrap(v, StackSource(i)) if v is not NULL else Var(NULL) for i, v in enumerate(inputs.stack)]
+        steps = 0
+        while True:
+            ins = frame.instructions[frame.ip]
+            if stop is not None and steps == stop.steps:
+                return self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
+            try:
+                result = frame.step()
+            except (BreakGraph, Unsupported) as e:
+                if stop is not None:
+                    raise
+                raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
+            ctx.frame = frame
+            steps += 1
+            if isinstance(result, Return):
+                return self._finish(ctx, frame, offset, "return", result=result.var)
+
+    def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
+        if frame.code.co_cellvars and end == "break":
+            raise _Restart(_Attempt(0, "a graph break in a function with variables captured by inner functions",
+                                    "")) if stop is None else Unsupported("cell variables across a graph break")
+        maker = RecipeMaker(ctx)
+        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()}
+        stack_recipes = [maker.var(v) for v in frame.stack]
+        result_recipe = maker.var(result) if result is not None else None
+        ctx.graph.outputs = list(maker.outputs)
+        ctx.graph.name = self.fn.__name__
+        ctx.graph.remove_dead_code()
+        names = [n.attrs["name"] for n in ctx.graph.input_nodes]
+        seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,
+                      stack_recipes, end, result_recipe)
+        if end == "break":
+            seg.break_offset = ins.offset
+            seg.break_reason, seg.break_hint = stop.reason, stop.hint
+            seg.break_loc = frame.loc()
+            seg.break_instruction = f"{ins.opname} {ins.argrepr}".strip()
+        return seg
+
+    # --- running Python at a break
+
+    def _concrete_step(self, offset: int, local_vars: dict, stack: list):
+        """Run the one instruction at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
+        self.body_runs += 1
+        frame = self._concrete_frame(offset, local_vars, stack)
+        try:
+            result = frame.step()
+        except Exception as exc:
+            if not self._to_handler(frame, offset, exc):
+                raise
+            result = None
+        if isinstance(result, Return):
+            return None, None, None, True, result.var.value
+        next_offset = frame.instructions[frame.ip].offset
+        return (next_offset, {k: v.value for k, v in frame.locals.items()}, [v.value for v in frame.stack],
+                False, None)
+
+    def _concrete_frame(self, offset, local_vars, stack) -> Frame:
+        cells = dict(zip(self.code.co_freevars, self.fn.__closure__ or ()))
+        frame = Frame(self.code, self.fn.__globals__, cells, {k: Var(v) for k, v in local_vars.items()},
+                      ConcreteContext())
+        frame.stack = [Var(v) for v in stack]
+        frame.jump(offset)
+        return frame
+
+    def _to_handler(self, frame: Frame, offset: int, exc: BaseException) -> bool:
+        for entry in dis.Bytecode(self.code).exception_entries:
+            if entry.start <= offset < entry.end:
+                del frame.stack[entry.depth:]
+                if entry.lasti:
+                    frame.push(Var(offset))
+                frame.push(Var(exc))
+                frame.jump(entry.target)
+                return True
+        return False
+
+    def _run_rest(self, offset, local_vars, stack):
+        """Finish a call whose next segment may not be captured (recompile limit): every instruction for real."""
+        frame = self._concrete_frame(offset, local_vars, stack)
+        while True:
+            at = frame.instructions[frame.ip].offset
+            try:
+                result = frame.step()
+            except Exception as exc:
+                if not self._to_handler(frame, at, exc):
+                    raise
+                continue
+            if isinstance(result, Return):
+                return result.var.value
+
+
+class _Restart(Exception):
+    def __init__(self, attempt: _Attempt):
+        self.attempt = attempt
+
+
+def compile(fn=None, *, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
+    """Compile ``fn`` by symbolically running its bytecode (TorchDynamo-style); usable as a decorator."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, backend, fullgraph, dynamic, recompile_limit)
+    return CompiledFunction(fn, backend, fullgraph, dynamic, recompile_limit)
+
+

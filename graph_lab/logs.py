@@ -1,0 +1,29 @@
+"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs`` (or ``set_logs(...)``).
+
+Read once, here; everything else calls ``emit(topic, message)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TOPICS = ("graph_breaks", "guards", "recompiles", "graphs")
+_enabled: set[str] = set()
+
+
+def set_logs(*topics: str) -> None:
+    """Turn on logging of these topics (and off the others). ``set_logs()`` turns all off."""
+    unknown = [t for t in topics if t not in TOPICS]
+    if unknown:
+        raise ValueError(f"unknown log topics {unknown}; known: {', '.join(TOPICS)}")
+    _enabled.clear()
+    _enabled.update(topics)
+
+
+def emit(topic: str, message: str) -> None:
+    if topic in _enabled:
+        print(f"[graph_lab:{topic}] {message}", file=sys.stderr)
+
+
+set_logs(*[t.strip() for t in os.environ.get("GRAPH_LAB_LOGS", "").split(",") if t.strip() in TOPICS])
