@@ -8,6 +8,7 @@ from .backends.interpret import run
 from .errors import (GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
                      VerifyError)
 from .frontends import functional as F
+from .frontends.dynamo.explain import ExplainReport, explain
 from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
 from .frontends.lazy import LazyRunner
 from .frontends.tensor import Tensor
@@ -20,7 +21,7 @@ from .ir.types import TensorType
 from .ops import Op
 
 __all__ = [
-    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction",
+    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain", "ExplainReport",
     "GraphBreak", "RecompileLimitWarning", "set_logs",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",

@@ -1,0 +1,106 @@
+"""``explain(fn)(*args)``: compile ``fn``, call it once, and report what capture did and why.
+
+The report lists each graph with its op count, each graph break with its reason, line, bytecode instruction
+and a hint, every guard with the line it came from, the compile time, and the stitching code: readable Python
+showing the order in which graphs, guards and the Python at the breaks run (TorchDynamo keeps this in bytecode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .runtime import CompiledFunction
+
+
+@dataclass
+class BreakInfo:
+    reason: str
+    line: str
+    instruction: str
+    hint: str
+    code: str
+
+
+@dataclass
+class ExplainReport:
+    function: str
+    graph_count: int
+    graph_break_count: int
+    breaks: list[BreakInfo]
+    ops_per_graph: list[int]
+    guards: list[str]
+    compile_seconds: float
+    code: str
+    graphs: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"explain({self.function}): {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
+                 f"ops per graph {self.ops_per_graph}, compiled in {self.compile_seconds * 1e3:.1f} ms"]
+        for i, b in enumerate(self.breaks, 1):
+            lines.append(f"  break {i} at {b.line} ({b.instruction}): {b.reason}")
+            if b.code:
+                lines.append(f"      `{b.code}`")
+            if b.hint:
+                lines.append(f"      hint: {b.hint}")
+        lines.append(f"  guards ({len(self.guards)}):")
+        lines += [f"    {g}" for g in self.guards]
+        lines.append("  stitching code:")
+        lines += ["    " + line for line in self.code.splitlines()]
+        return "\n".join(lines)
+
+
+def explain(fn):
+    """``explain(fn)(*args, **kwargs)`` -> ExplainReport (``fn`` may be a function or a compiled function)."""
+    target = fn.fn if isinstance(fn, CompiledFunction) else fn
+
+    def run(*args, **kwargs) -> ExplainReport:
+        cf = CompiledFunction(target)
+        cf(*args, **kwargs)
+        segments = [e.segment for e in cf.last_events]
+        return _report(target, segments)
+
+    return run
+
+
+def _report(fn, segments) -> ExplainReport:
+    breaks, guards, graphs = [], [], []
+    for seg in segments:
+        if seg.graph.count():
+            graphs.append(seg.graph)
+        guards += [g.describe() for g in seg.guards.guards]
+        if seg.end == "break":
+            code = seg.break_loc.text() if seg.break_loc else ""
+            breaks.append(BreakInfo(seg.break_reason, str(seg.break_loc), seg.break_instruction, seg.break_hint, code))
+    return ExplainReport(fn.__qualname__, len(graphs), len(breaks), breaks, [g.count() for g in graphs], guards,
+                         sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs)
+
+
+def stitching_code(fn, segments) -> str:
+    """Readable Python for one call: which graph runs when, under which guards, and the Python between them."""
+    params = ", ".join(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    lines = [f"def {fn.__name__}({params}):  # as run by graph_lab.compile"]
+    n_graph = 0
+    for seg in segments:
+        lines.append(f"    # segment from bytecode offset {seg.start}: {len(seg.guards.guards)} guard(s)")
+        lines.append(f"    if not guards_{seg.start}({', '.join(sorted(_roots(seg)))}):")
+        lines.append("        recompile()")
+        if seg.graph.count():
+            ins = ", ".join(n.attrs["name"] for n in seg.graph.input_nodes)
+            outs = len(seg.graph.outputs)
+            lines.append(f"    outputs = graph_{n_graph}({ins})  # {seg.graph.count()} ops, {outs} output(s)")
+            n_graph += 1
+        if seg.end == "return":
+            lines.append("    return <rebuilt from the outputs>")
+        else:
+            code = seg.break_loc.text() if seg.break_loc else ""
+            lines.append(f"    # graph break ({seg.break_reason})")
+            lines.append(f"    run_as_python({seg.break_instruction!r})  # {seg.break_loc}: {code}")
+    return "\n".join(lines)
+
+
+def _roots(seg) -> set[str]:
+    roots = set()
+    for g in seg.guards.guards:
+        text = g.source.describe()
+        roots.add(text.split(".")[0].split("[")[0].replace("global ", "").replace("closure ", ""))
+    return roots
