@@ -154,10 +154,14 @@ class CompiledFunction:
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
         frame.stack = [ctx.wrap(v, StackSource(i)) if v is not NULL else Var(NULL) for i, v in enumerate(inputs.stack)]
         steps = 0
+        log: list[tuple] = []
         while True:
             ins = frame.instructions[frame.ip]
             if stop is not None and steps == stop.steps:
-                return self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
+                seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
+                seg.steps = log + [(ins.offset, ins.opname, ins.argrepr, "graph break: " + stop.reason)]
+                return seg
+            n_nodes = len(ctx.graph.nodes)
             try:
                 result = frame.step()
             except (BreakGraph, Unsupported) as e:
@@ -166,8 +170,11 @@ class CompiledFunction:
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
             ctx.frame = frame
             steps += 1
+            log.append((ins.offset, ins.opname, ins.argrepr, _describe_step(ins, frame, ctx.graph.nodes[n_nodes:])))
             if isinstance(result, Return):
-                return self._finish(ctx, frame, offset, "return", result=result.var)
+                seg = self._finish(ctx, frame, offset, "return", result=result.var)
+                seg.steps = log
+                return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
         if frame.code.co_cellvars and end == "break":
@@ -240,6 +247,30 @@ class CompiledFunction:
                 continue
             if isinstance(result, Return):
                 return result.var.value
+
+
+def _describe_step(ins, frame, new_nodes) -> str:
+    """What one captured instruction did, in a few words (for lectures and explain())."""
+    ops = [str(n.op) for n in new_nodes if n.op not in ("input", "const", "param")]
+    if ops:
+        return "recorded " + ", ".join(ops)
+    if any(n.op == "input" for n in new_nodes):
+        return "new graph input"
+    if ins.opname.startswith("STORE"):
+        return f"Python binding {ins.argval}"
+    if ins.opname == "RETURN_VALUE":
+        return "return"
+    if ins.opname.startswith(("POP_JUMP", "JUMP", "FOR_ITER")):
+        return "Python control flow, decided at capture"
+    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES"):
+        return "stack bookkeeping"
+    if frame.stack and hasattr(frame.stack[-1].value, "_rec"):
+        return f"tensor {frame.stack[-1].value.type}"
+    if frame.stack:
+        value = frame.stack[-1].value
+        text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
+        return f"Python value {text[:24]}"
+    return "stack bookkeeping"
 
 
 class _Restart(Exception):

@@ -50,6 +50,8 @@ class Segment:
     """The compiled guard function: check(FrameInputs) -> index of the first failing guard, or -1."""
     runner: Any = None
     hits: int = field(default=0)
+    steps: list = field(default_factory=list)
+    """(offset, opname, argrepr, what capture did) for each instruction captured."""
 
     def execute(self, inputs: FrameInputs):
         self.hits += 1
