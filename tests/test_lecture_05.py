@@ -1,0 +1,92 @@
+"""lectures/lecture12/05_guards.py runs, and every claim it prints is true of what it printed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_seed_lecture import find_line, read_tables, split_demos
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def demos(tmp_path_factory) -> dict[int, list[str]]:
+    tmp = tmp_path_factory.mktemp("lecture05")
+    shutil.copytree(REPO / "lectures", tmp / "lectures", ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONIOENCODING="utf-8")
+    result = subprocess.run([sys.executable, "05_guards.py"], cwd=tmp / "lectures" / "lecture12", env=env,
+                            capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return split_demos(result.stdout)
+
+
+def test_six_demos(demos):
+    assert sorted(demos) == [1, 2, 3, 4, 5, 6]
+
+
+def test_demo1_counts_recorded_instructions(demos):
+    (table,) = read_tables(demos[1])
+    recorded = [r for r in table.rows if r[3].startswith("recorded")]
+    m = find_line(demos[1], r"(\d+) 条指令里，(\d+) 条往图里记了运算；图里共 (\d+) 个运算节点")
+    assert int(m.group(1)) == len(table.rows)
+    assert int(m.group(2)) == len(recorded) == int(m.group(3))
+    assert [r[1] for r in recorded] == ["BINARY_OP", "CALL", "BINARY_OP"]
+    obs = find_line(demos[1], r"(\d+) 条指令里只有 (\d+) 条进了图")
+    assert (int(obs.group(1)), int(obs.group(2))) == (len(table.rows), len(recorded))
+
+
+def test_demo2_guards(demos):
+    (table,) = read_tables(demos[2])
+    kinds = {r[2]: r[1] for r in table.rows}
+    assert kinds["x"] == "array" and kinds["w"] == "array" and kinds["scale"] == "equals"
+    assert all(re.fullmatch(r"05_guards\.py:\d+", r[3]) for r in table.rows)
+    m = find_line(demos[2], r"共 (\d+) 个 guard")
+    assert int(m.group(1)) == len(table.rows)
+    assert int(find_line(demos[2], r"共 (\d+) 个。").group(1)) == len(table.rows)
+
+
+def test_demo3_hits_and_recompiles(demos):
+    (table,) = read_tables(demos[3])
+    results = [r[1] for r in table.rows]
+    assert results == ["重新编译", "命中缓存", "重新编译", "重新编译", "重新编译", "命中缓存"]
+    assert "x.shape[0] is 6" in table.rows[2][2]
+    assert "dtype is float32" in table.rows[3][2]
+    assert "scale is 2.0" in table.rows[4][2]
+    m = find_line(demos[3], r"6 次调用：(\d+) 次编译、(\d+) 次命中；结果和 eager 逐位相同：(.)")
+    assert int(m.group(1)) == results.count("重新编译") and int(m.group(2)) == results.count("命中缓存")
+    assert m.group(3) == "是"
+    assert int(find_line(demos[3], r"一共编译了 (\d+) 次").group(1)) == int(m.group(1))
+
+
+def test_demo4_branch_is_two_graphs_and_exact(demos):
+    (table,) = read_tables(demos[4])
+    for row in table.rows:
+        assert row[1] == "2" and row[2] == "[2, 1]" and float(row[4]) == 0.0
+    assert [r[3] for r in table.rows] == ["重新编译", "重新编译", "全部命中"]
+    m = find_line(demos[4], r"explain：(\d+) 张图，(\d+) 次 graph break")
+    assert (m.group(1), m.group(2)) == ("2", "1")
+    assert find_line(demos[4], r"每次调用运行 (\d+) 张图").group(1) == "2"
+
+
+def test_demo5_side_effect_every_call(demos):
+    (table,) = read_tables(demos[5])
+    for i, row in enumerate(table.rows, 1):
+        assert row[1] == row[2] == str(i) and row[3] == "相同"
+    m = find_line(demos[5], r"4 次调用，编译 (\d+) 次；counter 和输出每次都和 eager 一样：(.)")
+    assert m.group(2) == "是"
+    assert find_line(demos[5], r"4 次调用编译了 (\d+) 次").group(1) == m.group(1)
+
+
+def test_demo6_explain_and_recompile_limit(demos):
+    find_line(demos[6], r"explain\(branchy\): 2 graph\(s\), 1 graph break\(s\)")
+    m = find_line(demos[6], r"recompile_limit=3：编译 (\d+) 次，警告 (\d+) 次，之后 eager 运行；结果都正确：(.)")
+    assert m.group(1) == "4" and m.group(2) == "1" and m.group(3) == "是"
+    assert find_line(demos[6], r"编译器发出 (\d+) 次警告").group(1) == m.group(2)
