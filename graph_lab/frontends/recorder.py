@@ -37,6 +37,11 @@ class Recorder:
     # --- making nodes
 
     def const(self, value, loc: SourceLoc | None) -> Value:
+        if isinstance(value, np.ndarray):
+            # A snapshot: the array may be written in place later (by the function or its caller), and the
+            # graph must keep the value it had when the operation was recorded, as eager code would see it.
+            value = np.array(value, copy=True)
+            value.flags.writeable = False
         node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
         self.add_node(node)
         return node.output
