@@ -93,3 +93,46 @@ def _type_mismatches(graph, inputs: Mapping[str, object]) -> list[str]:
             if x.shape != traced.shape or x.dtype != traced.dtype:
                 out.append(f"{name} is {dtype_name(x.dtype)}[{','.join(map(str, x.shape))}], traced as {traced}")
     return out
+
+
+def prepare(graph):
+    """The interpreter with its bookkeeping done once: a function ``inputs -> outputs`` for repeated calls.
+
+    Values live in a list indexed by position instead of a dict, and each step's implementation, operand
+    positions and attributes are looked up once. It runs the same NumPy calls in the same order as ``run``.
+    """
+    slot: dict = {}
+    loads, steps = [], []
+    for node in graph.nodes:
+        for v in node.outputs:
+            slot[v] = len(slot)
+        if node.op == Op.INPUT:
+            loads.append((slot[node.outputs[0]], node.attrs["name"], None))
+        elif node.op == Op.PARAM:
+            loads.append((slot[node.outputs[0]], node.attrs["name"], graph.param_values[node.attrs["name"]]))
+        elif node.op == Op.CONST:
+            loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
+        else:
+            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), node.attrs,
+                          tuple(slot[v] for v in node.outputs), node))
+    outputs = [slot[v] for v in graph.outputs]
+    size = len(slot)
+
+    def run_prepared(inputs):
+        env = [None] * size
+        for i, name, value in loads:
+            env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
+        for impl, ins, attrs, outs, node in steps:
+            try:
+                result = impl(*[env[j] for j in ins], **attrs)
+            except Exception as e:
+                raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
+                                          node) from e
+            if len(outs) == 1:
+                env[outs[0]] = result
+            else:
+                for j, r in zip(outs, result):
+                    env[j] = r
+        return [env[j] for j in outputs]
+
+    return run_prepared

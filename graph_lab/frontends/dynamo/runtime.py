@@ -54,6 +54,9 @@ class CompiledFunction:
         self.recompile_limit = recompile_limit
         self.code = fn.__code__
         self.signature = inspect.signature(fn)
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        # Calls with exactly the positional arguments skip inspect's binding (it costs microseconds per call).
+        self._simple_argcount = self.code.co_argcount if plain else -1
         self.cache: dict[int, list[Segment]] = {}
         self.captures = 0
         self.recompiles = 0
@@ -68,9 +71,12 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if self.eager_fallback is not None:
             return self.fn(*args, **kwargs)
-        bound = self.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        local_vars = dict(bound.arguments)
+        if not kwargs and len(args) == self._simple_argcount:
+            local_vars = dict(zip(self.code.co_varnames, args))
+        else:
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            local_vars = dict(bound.arguments)
         stack: list = []
         offset = instructions_of(self.code)[0].offset
         self.last_events = []

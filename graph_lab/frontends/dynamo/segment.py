@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backends.interpret import execute
+from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
 from ...ops import Op
 from ...ops.indexing import fill_key
@@ -66,11 +66,8 @@ class Segment:
 
 
 def interpret_runner(graph: Graph):
-    """Run a graph with the reference interpreter, returning its outputs in order."""
-    def run(args):
-        env = execute(graph, args)
-        return [env[v] for v in graph.outputs]
-    return run
+    """Run a graph with the reference interpreter (prepared once), returning its outputs in order."""
+    return prepare(graph)
 
 
 class RecipeMaker:
