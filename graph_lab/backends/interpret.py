@@ -59,11 +59,10 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            if len(node.outputs) == 1:
-                env[node.outputs[0]] = result
-            else:
-                for v, r in zip(node.outputs, result):
-                    env[v] = r
+            # a multi-output op returns a tuple even when it has one output (np.split(x, 1))
+            outs = result if opdef(op).multi_output else (result,)
+            for v, r in zip(node.outputs, outs):
+                env[v] = r
     return env
 
 

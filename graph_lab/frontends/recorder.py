@@ -15,7 +15,7 @@ from ..ir.source import SourceLoc, user_location
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.indexing import is_basic
-from .tensor import Storage, Tensor
+from .tensor import Storage, Tensor, reshape_always_a_view
 
 
 class Recorder:
@@ -78,9 +78,10 @@ class Recorder:
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
         if isinstance(first, Tensor):
-            if op == Op.RESHAPE:  # a view or a copy, depending on memory layout: see Tensor._maybe_alias
+            if op == Op.RESHAPE and not reshape_always_a_view(first.shape, attrs["shape"]):
+                # A view or a copy, depending on memory layout, which a stand-in does not know.
                 outs[0]._maybe_alias = (first._storage, first._storage.version)
-            elif _is_view(op, attrs):
+            elif op == Op.RESHAPE or _is_view(op, attrs):
                 outs[0]._storage = first._storage
                 outs[0]._version = first._version
                 outs[0]._view = (first, op, attrs)

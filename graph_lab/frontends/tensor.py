@@ -317,12 +317,30 @@ def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:
     return tuple(perm)
 
 
+def reshape_always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """Whether NumPy's reshape from ``old`` to ``new`` is a view whatever the array's memory layout: true when
+    it only splits dimensions (and adds or drops size-1 ones); merging needs strides that line up."""
+    if 0 in old:
+        return True  # no elements: a write changes nothing either way
+    old = tuple(d for d in old if d != 1)
+    new = tuple(d for d in new if d != 1)
+    j = 0
+    for d in old:
+        size = 1
+        while size < d:
+            size *= new[j]
+            j += 1
+        if size != d:
+            return False
+    return True
+
+
 def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
     """The new value of ``base`` after its view ``op(base, **attrs)`` was given the value ``new``."""
     if op == Op.INDEX:
         key = tuple(k.to_slice() if isinstance(k, Slice) else k for k in attrs["key"])
         return call_op(Op.INDEX_UPDATE, base, key, new)
-    if op in (Op.EXPAND_DIMS, Op.SQUEEZE):
+    if op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE):
         return call_op(Op.RESHAPE, new, base.shape)
     if op == Op.TRANSPOSE:
         inverse = [0] * len(attrs["perm"])

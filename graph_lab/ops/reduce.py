@@ -17,6 +17,15 @@ def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...] | None, keepdim
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
+def _keepdims(op: Op, keepdims) -> bool:
+    # Strict, because NumPy's third positional argument is often dtype (np.sum(x, 0, np.float32)), which must
+    # not be read as keepdims=True.
+    if keepdims is not True and keepdims is not False and not isinstance(keepdims, np.bool_):
+        raise OpError(f"{op}: keepdims must be True or False, got {keepdims!r}; NumPy's dtype= and out= are not "
+                      f"supported in a graph (cast with .astype instead)")
+    return bool(keepdims)
+
+
 def _reduce_infer(op: Op, fn, needs_identity: bool):
     def infer(types, attrs):
         (t,) = types
@@ -36,7 +45,7 @@ def _reduce_infer(op: Op, fn, needs_identity: bool):
 
 def _reduction(op: Op, fn, numpy_name: str, doc: str, *, needs_identity: bool = False, ddof: bool = False):
     def bind(x, axis=None, keepdims=False, **extra):
-        attrs = {"axis": normalize_axes(op, axis, ndim_of(x)), "keepdims": bool(keepdims)}
+        attrs = {"axis": normalize_axes(op, axis, ndim_of(x)), "keepdims": _keepdims(op, keepdims)}
         if ddof:
             attrs["ddof"] = extra.pop("ddof", 0)
         if extra:
@@ -63,7 +72,7 @@ _reduction(Op.ALL, np.all, "np.all", "logical and over axes")
 def _arg_reduction(op: Op, fn, numpy_name: str, doc: str):
     def bind(x, axis=None, keepdims=False):
         ax = None if axis is None else normalize_axis(op, axis, ndim_of(x))
-        return [x], {"axis": ax, "keepdims": bool(keepdims)}
+        return [x], {"axis": ax, "keepdims": _keepdims(op, keepdims)}
 
     def impl(x, axis, keepdims):
         return fn(x, axis=axis, keepdims=keepdims)

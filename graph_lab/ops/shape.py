@@ -319,8 +319,12 @@ def _bind_pad(x, pad_width, mode="constant", constant_values=0):
     return [x], {"pad_width": pads, "value": constant_values}
 
 
-_shape_op(Op.PAD, _bind_pad, lambda s, a: tuple(d + b + e for d, (b, e) in zip(s, a["pad_width"])),
-          lambda x, pad_width, value: np.pad(x, pad_width, mode="constant", constant_values=value),
+def _pad(x, pad_width, value):
+    # A 0-d array has no borders: its pad_width is (), which np.pad rejects, so give it the width 0.
+    return np.pad(x, pad_width or 0, mode="constant", constant_values=value)
+
+
+_shape_op(Op.PAD, _bind_pad, lambda s, a: tuple(d + b + e for d, (b, e) in zip(s, a["pad_width"])), _pad,
           "np.pad", "borders of a constant added")
 
 

@@ -69,15 +69,14 @@ def _quote(name: str) -> str:
 
 
 def _like(op: Op, fn, numpy_name: str, doc: str, with_fill: bool):
-    def bind(x, *fill, dtype=None):
-        if with_fill != bool(fill) or len(fill) > 1:
-            raise OpError(f"{op}: expected {'(x, fill_value)' if with_fill else '(x)'}")
-        attrs = {"dtype": None if dtype is None else np.dtype(dtype)}
-        if with_fill:
-            if not isinstance(fill[0], (int, float, bool, np.number)):
-                raise OpError(f"{op}: fill_value must be a number known at capture time")
-            attrs["fill"] = fill[0]
-        return [x], attrs
+    # The signatures are NumPy's (positional or keyword): zeros_like(a, dtype), full_like(a, fill_value, dtype).
+    def bind_fill(x, fill_value, dtype=None):
+        if not isinstance(fill_value, (int, float, bool, np.number)):
+            raise OpError(f"{op}: fill_value must be a number known at capture time")
+        return [x], {"dtype": None if dtype is None else np.dtype(dtype), "fill": fill_value}
+
+    def bind(x, dtype=None):
+        return [x], {"dtype": None if dtype is None else np.dtype(dtype)}
 
     def impl(x, dtype, **kw):
         return fn(x, *kw.values(), dtype=dtype)
@@ -87,7 +86,7 @@ def _like(op: Op, fn, numpy_name: str, doc: str, with_fill: bool):
         dtype = impl(probe, **attrs).dtype
         return (TensorType(dtype, types[0].shape),)
 
-    register(OpDef(op, "source", bind, infer, impl, numpy_name, doc=doc))
+    register(OpDef(op, "source", bind_fill if with_fill else bind, infer, impl, numpy_name, doc=doc))
 
 
 _like(Op.ZEROS_LIKE, np.zeros_like, "np.zeros_like", "zeros of x's shape and dtype", False)

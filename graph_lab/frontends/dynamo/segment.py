@@ -156,6 +156,8 @@ def apply_view(base: np.ndarray, op: Op, attrs: dict) -> np.ndarray:
         return base[fill_key(attrs["key"], [base])]
     if op == Op.TRANSPOSE:
         return np.transpose(base, attrs["perm"])
+    if op == Op.RESHAPE:  # only reshapes that split dimensions are views of their base here
+        return np.reshape(base, attrs["shape"])
     if op == Op.EXPAND_DIMS:
         return np.expand_dims(base, attrs["axis"])
     if op == Op.SQUEEZE:
