@@ -19,11 +19,13 @@ from .ir.graph import Graph, Node, Value
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
+from .viewer import view
 
 __all__ = [
     "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain", "ExplainReport",
     "GraphBreak", "RecompileLimitWarning", "set_logs",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
+    "view",
 ]
 __version__ = "0.1.0"

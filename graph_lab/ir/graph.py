@@ -174,6 +174,11 @@ class Graph:
         from .printer import print_graph
         return print_graph(self)
 
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text (``dot -Tsvg``); ``graph_lab.view`` draws it with no Graphviz."""
+        from ..viewer.dot import to_dot
+        return to_dot(self)
+
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {self.count()} ops, {len(self.input_nodes)} inputs>"
 
