@@ -109,7 +109,21 @@ def demo(args: list[str]) -> int:
     return 1
 
 
+def ensure_chromium() -> None:
+    """The viewer's test renders pages in headless Chromium (Debian's package); install it where we can."""
+    if shutil.which("chromium"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        step("apt-get install chromium (for the viewer's render test)")
+        subprocess.run(["apt-get", "update", "-qq"], check=False)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=False)
+    else:
+        print("dev.py: chromium is not installed; the viewer's render test will fail. Install Debian's "
+              "'chromium' package (apt-get install chromium)", file=sys.stderr)
+
+
 def test(args: list[str]) -> int:
+    ensure_chromium()
     python = ensure_venv(".[test]")
     step(" ".join(["python -m pytest -q", *args]))
     code = subprocess.run([str(python), "-m", "pytest", "-q", *args], cwd=ROOT).returncode
