@@ -5,21 +5,26 @@ The public API, re-exported here and nothing else.
 """
 
 from .backends.interpret import run
-from .errors import (GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
+from .backends.interpreter import Interpreter, Transformer
+from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
                      VerifyError)
 from .frontends import functional as F
 from .frontends.lazy import LazyRunner
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
 from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
+from .ir.builder import GraphBuilder
 from .ir.graph import Graph, Node, Value
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
+from .passes.rewrite import replace_pattern
+from .passes.simplify import simplify
 
 __all__ = [
     "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "GraphEditError",
 ]
 __version__ = "0.1.0"

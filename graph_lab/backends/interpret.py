@@ -57,11 +57,9 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            if len(node.outputs) == 1:
-                env[node.outputs[0]] = result
-            else:
-                for v, r in zip(node.outputs, result):
-                    env[v] = r
+            outs = result if opdef(op).multi_output else (result,)  # split into one piece is still a tuple
+            for v, r in zip(node.outputs, outs):
+                env[v] = r
     return env
 
 

@@ -79,7 +79,7 @@ class Tracer(Recorder):
                 result = node.attrs["value"]
             else:
                 result = opdef(node.op).impl(*[self.known[v] for v in node.inputs], **node.attrs)
-            outs = result if len(node.outputs) > 1 else (result,)
+            outs = result if opdef(node.op).multi_output else (result,)
             for v, r in zip(node.outputs, outs):
                 self.known[v] = r
         return self.known[value]
