@@ -5,7 +5,8 @@ The public API, re-exported here and nothing else.
 """
 
 from .backends.interpret import run
-from .errors import (GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
+from .backends.interpreter import Interpreter, Transformer
+from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
                      VerifyError)
 from .frontends import functional as F
 from .frontends.dynamo.explain import ExplainReport, explain
@@ -15,11 +16,14 @@ from .frontends.tensor import Tensor
 from .frontends.trace import trace
 from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
 from .logs import set_logs
+from .ir.builder import GraphBuilder
 from .ir.graph import Graph, Node, Value
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
 from .viewer import view
+from .passes.rewrite import replace_pattern
+from .passes.simplify import simplify
 
 __all__ = [
     "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain", "ExplainReport",
@@ -27,5 +31,6 @@ __all__ = [
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "view",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "GraphEditError",
 ]
 __version__ = "0.1.0"

@@ -36,3 +36,8 @@ class VerifyError(GraphLabError, ValueError):
 
 class OpError(GraphLabError, ValueError):
     """An op was given arguments its rule rejects (wrong ranks, shapes that do not broadcast, a bad axis...)."""
+
+
+class GraphEditError(GraphLabError, ValueError):
+    """A graph edit was refused because it would break an invariant (erasing a node whose value is still used,
+    replacing a value by one of another type, inserting a node before the values it reads)."""

@@ -25,7 +25,10 @@ class SourceLoc:
     """1-based line number."""
 
     def __str__(self) -> str:
-        return f"{os.path.basename(self.filename)}:{self.lineno}"
+        name = os.path.basename(self.filename)
+        if not name.isprintable():  # a newline in a file name must not break a printed line
+            name = name.encode("unicode_escape").decode("ascii")
+        return f"{name}:{self.lineno}"
 
     def text(self) -> str:
         """The source line itself, stripped ('' when the file cannot be read)."""

@@ -1,49 +1,106 @@
-"""The IR's invariants, checked with messages that name the node and the rule it breaks."""
+"""The IR's invariants, checked with messages that name the node and the rule it breaks.
+
+The rules, in the order they are checked:
+
+1. a node appears once in ``graph.nodes``, and its op is in the op table;
+2. sources (``input``, ``param``, ``const``) read no operands;
+3. every operand is defined by an earlier node of this graph (topological order, no dangling values);
+4. use-def bookkeeping: a value lists a node among its ``users`` exactly as many times as the node reads it,
+   and every user of a value is a node of this graph (not a node of another graph, not an erased node);
+5. every value is defined once (SSA), by the node that holds it, at its own output position;
+6. input and parameter names are unique, and each parameter has a stored value;
+7. output types are what the op's rule gives for the operand types and attributes;
+8. the graph's outputs are values defined by its nodes.
+"""
 
 from __future__ import annotations
 
-from ..errors import OpError, VerifyError
-from ..ops import Op, opdef
+from collections import Counter
+
+from ..errors import VerifyError
+from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 
 
 def verify(graph) -> None:
-    defined: set = set()
     numbering = graph.numbering()
+    in_graph = {id(n) for n in graph.nodes}
+    defined: set = set()
+    seen: set[int] = set()
     names: dict[str, str] = {}
     for position, node in enumerate(graph.nodes):
-        where = f"node {position} ({graph.node_text(node, numbering)})"
-        for i, v in enumerate(node.inputs):
-            if v not in defined:
-                seen_later = v in numbering
-                rule = ("was used before it has been defined; nodes must be in topological order"
-                        if seen_later else "is not defined by any node of this graph")
-                raise VerifyError(f"{where}: operand {i} {rule}")
-            if node not in v.users:
-                raise VerifyError(f"{where}: operand {i} does not list this node among its users "
-                                  f"(use-def bookkeeping is out of date; set node.inputs instead of editing it)")
-        for v in node.outputs:
+        where = f"node {position} ({_describe(graph, node, numbering)})"
+        if id(node) in seen:
+            raise VerifyError(f"{where}: appears twice in graph.nodes; a node is placed once (copy it with "
+                              f"Graph.extract to compute a value twice)")
+        seen.add(id(node))
+        if node.op not in REGISTRY:
+            raise VerifyError(f"{where}: op {node.op!r} is not in the op table")
+        if node.op in SOURCE_OPS and node.inputs:
+            raise VerifyError(f"{where}: a {node.op} node is a source and reads no operands")
+        _check_operands(node, where, defined, numbering)
+        for i, v in enumerate(node.outputs):
             if v in defined:
                 raise VerifyError(f"{where}: redefines a value; every value is defined exactly once (SSA)")
-            if v.node is not node:
-                raise VerifyError(f"{where}: an output's producer is another node")
+            if v.node is not node or v.index != i:
+                raise VerifyError(f"{where}: output {i} records another producer or position "
+                                  f"(Value.node and Value.index must point back at this node)")
             defined.add(v)
-        if node.op in (Op.INPUT, Op.PARAM):
-            name = node.attrs["name"]
-            if name in names:
-                raise VerifyError(f"{where}: the name {name!r} is already used by an {names[name]}")
-            names[name] = str(node.op)
-            if node.op == Op.PARAM and name not in graph.param_values:
-                raise VerifyError(f"{where}: parameter {name!r} has no stored value")
-        try:
-            expected = opdef(node.op).infer(tuple(v.type for v in node.inputs), node.attrs)
-        except OpError as e:
-            raise VerifyError(f"{where}: its op's rule rejects the operands: {e}") from None
-        actual = tuple(v.type for v in node.outputs)
-        if expected != actual:
-            raise VerifyError(f"{where}: output types {', '.join(map(str, actual))} differ from what {node.op}'s "
-                              f"rule gives: {', '.join(map(str, expected))}")
+        _check_types(node, where)
+        _check_name(graph, node, where, names)
+    for v in (v for node in graph.nodes for v in node.outputs):
+        for user in v.users:
+            if id(user) not in in_graph:
+                raise VerifyError(f"value %{numbering[v]} is read by {user!r}, which is not a node of this graph: a "
+                                  f"node belongs to one graph only (copy with Graph.extract), and a removed node "
+                                  f"must drop its inputs (use Graph.erase_node)")
     for i, v in enumerate(graph.outputs):
         if v not in defined:
             made_by = v.node.op if v.node is not None else "no node"
             raise VerifyError(f"graph output {i} ({v.type} from {made_by}) is not defined by any node of the "
-                              f"graph; every output must be a value defined in graph.nodes")
+                              f"graph; was its node erased or taken from another graph?")
+
+
+def _describe(graph, node, numbering) -> str:
+    try:
+        return graph.node_text(node, numbering)
+    except Exception:  # a node too broken to print (missing attributes): still say which one
+        return f"a node of op {node.op}"
+
+
+def _check_operands(node, where: str, defined: set, numbering) -> None:
+    uses = Counter(map(id, node.inputs))
+    for i, v in enumerate(node.inputs):
+        if v not in defined:
+            rule = ("was used before it has been defined; nodes must be in topological order"
+                    if v in numbering else "is not defined by any node of this graph")
+            raise VerifyError(f"{where}: operand {i} {rule}")
+        listed = sum(1 for u in v.users if u is node)
+        if listed != uses[id(v)]:
+            raise VerifyError(f"{where}: operand {i} lists this node {listed} times among its users but the node "
+                              f"reads it {uses[id(v)]} times (use-def bookkeeping is out of date; set node.inputs "
+                              f"instead of editing it)")
+
+
+def _check_name(graph, node, where: str, names: dict[str, str]) -> None:
+    if node.op not in (Op.INPUT, Op.PARAM):
+        return
+    name = node.attrs.get("name")
+    if not isinstance(name, str):
+        raise VerifyError(f"{where}: an {node.op} node needs a string attribute 'name', got {name!r}")
+    if name in names:
+        raise VerifyError(f"{where}: the name {name!r} is already used by an {names[name]}")
+    names[name] = str(node.op)
+    if node.op == Op.PARAM and name not in graph.param_values:
+        raise VerifyError(f"{where}: parameter {name!r} has no stored value")
+
+
+def _check_types(node, where: str) -> None:
+    try:
+        expected = opdef(node.op).infer(tuple(v.type for v in node.inputs), node.attrs)
+    except Exception as e:  # OpError, or a KeyError for a missing attribute: either way the rule rejects it
+        raise VerifyError(f"{where}: its op's rule rejects the operands or attributes: {type(e).__name__}: {e}") \
+            from None
+    actual = tuple(v.type for v in node.outputs)
+    if expected != actual:
+        raise VerifyError(f"{where}: output types {', '.join(map(str, actual))} differ from what {node.op}'s "
+                          f"rule gives: {', '.join(map(str, expected))}")

@@ -7,6 +7,7 @@ Frontends, passes and backends read this table and nothing else.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Callable
@@ -179,7 +180,8 @@ def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, *
     if hit is not None:
         return hit
     samples = [_PROBE_SAMPLE[t.weak] if t.weak is not None else np.ones((1,) * t.ndim, t.dtype) for t in types]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. var's "degrees of freedom <= 0" on a size-1 sample
         out = fn(*samples, **attrs)
     if isinstance(out, tuple):
         out = out[0]

@@ -1,0 +1,268 @@
+"""``g.code`` and ``g.to_python()``: a graph as readable Python/NumPy source, and that source compiled.
+
+Line by line, the generated function defines ``vN``, the value the IR prints as ``%N``, with its type in a
+comment::
+
+    def forward(inputs, params, consts):
+        v0 = inputs[0]                # f64[4,8]
+        v1 = params[0]                # f64[8,16]
+        v2 = np.matmul(v0, v1)        # f64[4,16]
+        v3 = 0.5                      # float
+        v4 = np.multiply(v3, v2)      # f64[4,16]
+        return [v4]
+
+Each node is written by the emitter for its op (``OP_EMITTERS``) or else for its family (``FAMILY_EMITTERS``);
+the default calls the op's own implementation, passed in as ``impl_<op>``, so a new op of the table needs no
+change here. Every call is the very function ``run`` calls, in the same order, so the results agree bit for bit.
+
+Security: the source embeds no text taken from the user. Input and parameter names, string attributes and file
+names are user data (and, through the parser, file data), so the function reads inputs and parameters by
+position, and every value that is not a small number (arrays, strings, dtypes, attribute dicts) is passed in
+through the ``consts`` tuple. The wrapper maps names to positions outside the source, and ``_check_source``
+refuses any source with a quote, a backslash or a double underscore, as a last line of defence.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import GraphExecutionError
+from ..ops import Op, OpDef, opdef
+from ..ops.indexing import Slice, Slot
+from .interpret import bind_inputs
+
+FILENAME = "<graph_lab generated>"
+COMMENT_COLUMN = 44  # where the type comments start, so they line up
+_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*#\n")
+
+
+@dataclass(frozen=True)
+class PyCode:
+    """Generated source and what it needs to run."""
+
+    source: str
+    """The text of ``def forward(inputs, params, consts): ...``."""
+    consts: tuple
+    """Values the source reads as ``consts[i]`` instead of spelling them out."""
+    impls: dict[str, Callable]
+    """The op implementations the source calls, by their names in it (``impl_gelu``)."""
+    input_names: list[str]
+    """Graph input names in the order of ``inputs``."""
+    param_names: list[str]
+    """Parameter names in the order of ``params``."""
+    line_nodes: dict[int, Any]
+    """Which node each source line computes (for error messages)."""
+
+
+class _Context:
+    """What emitters share while one graph is written: value names and the values passed in on the side."""
+
+    def __init__(self, graph):
+        self.numbering = graph.numbering()
+        self.input_index = {id(n): i for i, n in enumerate(graph.input_nodes)}
+        self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
+        self.consts: list = []
+        self.impls: dict[str, Callable] = {}
+
+    def var(self, v) -> str:
+        return f"v{self.numbering[v]}"
+
+    def args(self, node) -> list[str]:
+        return [self.var(v) for v in node.inputs]
+
+    def passed_in(self, value) -> str:
+        self.consts.append(value)
+        return f"consts[{len(self.consts) - 1}]"
+
+    def value(self, value) -> str:
+        """A literal for small numbers and tuples of them; anything else passed in through ``consts``."""
+        text = literal(value)
+        return text if text is not None else self.passed_in(value)
+
+    def kwargs(self, attrs: dict) -> list[str]:
+        if all(_is_identifier(k) for k in attrs):
+            return [f"{k}={self.value(v)}" for k, v in attrs.items()]
+        return ["**" + self.passed_in(dict(attrs))]  # an attribute name that is not a plain identifier
+
+    def impl(self, definition: OpDef) -> str:
+        name = f"impl_{definition.op.value}"
+        self.impls[name] = definition.impl
+        return name
+
+
+def literal(value) -> str | None:
+    """Python source for a bool, None, an int, a finite float or a tuple of them; None for anything else.
+
+    Only exact ``int``/``float`` types: a NumPy scalar or an ``int`` subclass would come back as another type."""
+    if value is None or type(value) is bool:
+        return repr(value)
+    if type(value) is int and abs(value) < 2 ** 63:
+        return repr(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    if type(value) is tuple:
+        parts = [literal(x) for x in value]
+        if any(p is None for p in parts):
+            return None
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    return None
+
+
+def _is_identifier(name) -> bool:
+    return isinstance(name, str) and name.isascii() and name.isidentifier() and not keyword.iskeyword(name) \
+        and "__" not in name
+
+
+# --- emitters: node -> the expression that computes its outputs
+
+def _emit_impl(node, ctx: _Context) -> str:
+    """The default: call the op's implementation, exactly as the reference interpreter does."""
+    return f"{ctx.impl(opdef(node.op))}({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
+
+
+def _numpy_function(definition: OpDef) -> str | None:
+    """``np.add`` when the op's implementation *is* that NumPy function (not merely a similar one)."""
+    name = definition.numpy_name or ""
+    if name.startswith("np.") and getattr(np, name[3:], None) is definition.impl:
+        return name
+    return None
+
+
+def _emit_numpy(node, ctx: _Context) -> str:
+    name = _numpy_function(opdef(node.op))
+    if name is None or node.attrs:
+        return _emit_impl(node, ctx)
+    return f"{name}({', '.join(ctx.args(node))})"
+
+
+def _emit_input(node, ctx: _Context) -> str:
+    return f"inputs[{ctx.input_index[id(node)]}]"
+
+
+def _emit_param(node, ctx: _Context) -> str:
+    return f"params[{ctx.param_index[id(node)]}]"
+
+
+def _emit_const(node, ctx: _Context) -> str:
+    return ctx.value(node.attrs["value"])
+
+
+def _emit_subscript(node, ctx: _Context) -> str:
+    """``v0[:, -1, v2]``: the key template with its index-array slots filled by operand names."""
+    parts = [_key_part(k, node, ctx) for k in node.attrs["key"]]
+    if any(p is None for p in parts) or len(node.attrs) != 1:
+        return _emit_impl(node, ctx)
+    inside = ", ".join(parts) + ("," if len(parts) == 1 else "") if parts else "()"
+    return f"{ctx.var(node.inputs[0])}[{inside}]"
+
+
+def _key_part(k, node, ctx: _Context) -> str | None:
+    if k is Ellipsis:
+        return "..."
+    if isinstance(k, Slot):
+        return ctx.var(node.inputs[k.pos]) if 0 < k.pos < len(node.inputs) else None
+    if isinstance(k, Slice):
+        ends = ["" if x is None else literal(x) if type(x) is int else None for x in k]
+        if any(e is None for e in ends):
+            return None
+        return f"{ends[0]}:{ends[1]}" + (f":{ends[2]}" if k.step is not None else "")
+    return literal(k) if k is None or type(k) is int else None
+
+
+# How each node is written, by op, then by family (two tables: the op "index" and the family "index" differ).
+OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
+    Op.INPUT: _emit_input,        # v0 = inputs[0]            (names are mapped to positions outside)
+    Op.PARAM: _emit_param,        # v1 = params[0]
+    Op.CONST: _emit_const,        # v4 = 0.5                  (or consts[i] for arrays and the like)
+    Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
+}
+FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
+    "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)
+    "binary": _emit_numpy,        # v7 = np.add(v5, v6)
+    "linalg": _emit_numpy,        # v8 = np.matmul(v0, v1)
+}
+
+
+def _emitter(node) -> Callable[[Any, _Context], str]:
+    definition = opdef(node.op)
+    return OP_EMITTERS.get(definition.op) or FAMILY_EMITTERS.get(definition.family) or _emit_impl
+
+
+# --- the whole function
+
+def generate(graph) -> PyCode:
+    """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list."""
+    ctx = _Context(graph)
+    body: list[tuple[str, str, Any]] = []
+    for node in graph.nodes:
+        names = [ctx.var(v) for v in node.outputs]
+        lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
+        comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
+        body.append((f"{lhs} = {_emitter(node)(node, ctx)}", comment, node))
+    width = max([len(code) for code, _, _ in body if len(code) < COMMENT_COLUMN] + [0])
+    lines = ["def forward(inputs, params, consts):"]
+    line_nodes = {}
+    for code, comment, node in body:
+        line_nodes[len(lines) + 1] = node
+        lines.append(f"    {code.ljust(width)}  # {comment}")
+    lines.append(f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]")
+    source = "\n".join(lines) + "\n"
+    _check_source(source)
+    return PyCode(source, tuple(ctx.consts), ctx.impls, list(graph.input_names),
+                  [n.attrs["name"] for n in graph.param_nodes], line_nodes)
+
+
+def _safe_comment(text: str) -> str:
+    return "".join(ch if ch in _SAFE_CHARS and ch != "\n" else "_" for ch in text)
+
+
+def _check_source(source: str) -> None:
+    bad = sorted(set(source) - _SAFE_CHARS)
+    if bad or "__" in source:
+        raise RuntimeError(f"generated code would contain {bad or '__'}; refusing to compile it (this is a bug "
+                           f"in graph_lab's code generator: user text must never reach the source)")
+
+
+def to_python(graph) -> Callable[..., list[np.ndarray]]:
+    """Compile ``generate(graph)``; the result is called like ``run`` but with keyword arguments: ``f(x=x)``.
+
+    Parameters may be passed too, by name, to replace their stored values for this call. Compile again after
+    editing the graph."""
+    code = generate(graph)
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls}
+    exec(compile(code.source, FILENAME, "exec"), namespace)
+    forward = namespace["forward"]
+
+    def compiled(**named) -> list[np.ndarray]:
+        bound = bind_inputs(graph, named)
+        inputs = tuple(bound[name] for name in code.input_names)
+        params = tuple(bound[name] if name in bound else graph.param_values[name] for name in code.param_names)
+        try:
+            outputs = forward(inputs, params, code.consts)
+        except Exception as e:
+            node = code.line_nodes.get(_generated_line(e.__traceback__))
+            if node is None:
+                raise
+            raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
+                                      node) from e
+        return [np.asarray(v) for v in outputs]
+
+    compiled.__name__ = compiled.__qualname__ = "forward"
+    compiled.code = code
+    return compiled
+
+
+def _generated_line(tb: types.TracebackType | None) -> int | None:
+    """The line of the generated source being run when the exception was raised."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
