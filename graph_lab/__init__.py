@@ -6,8 +6,8 @@ The public API, re-exported here and nothing else.
 
 from .backends.interpret import run
 from .backends.interpreter import Interpreter, Transformer
-from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, OpError, TraceError,
-                     VerifyError)
+from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
+                     GraphParseError, GraphSaveError, OpError, TraceError, VerifyError)
 from .frontends import functional as F
 from .frontends.dynamo.explain import ExplainReport, explain
 from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
@@ -18,6 +18,8 @@ from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
 from .logs import set_logs
 from .ir.builder import GraphBuilder
 from .ir.graph import Graph, Node, Value
+from .ir.parser import parse
+from .ir.serialize import load, save
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
@@ -26,11 +28,11 @@ from .passes.rewrite import replace_pattern
 from .passes.simplify import simplify
 
 __all__ = [
-    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain", "ExplainReport",
-    "GraphBreak", "RecompileLimitWarning", "set_logs",
+    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
+    "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
-    "view",
-    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "GraphEditError",
+    "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
 __version__ = "0.1.0"

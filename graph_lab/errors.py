@@ -41,3 +41,33 @@ class OpError(GraphLabError, ValueError):
 class GraphEditError(GraphLabError, ValueError):
     """A graph edit was refused because it would break an invariant (erasing a node whose value is still used,
     replacing a value by one of another type, inserting a node before the values it reads)."""
+
+
+class GraphLoadError(GraphLabError, ValueError):
+    """A saved graph (``graph_lab.load``) or a printed IR text (``graph_lab.parse``) could not be read back.
+
+    Loading untrusted files raises this type and no other for anything wrong inside the file: a bad archive,
+    unexpected members, forbidden dtypes (object arrays are refused before NumPy would unpickle them), sizes
+    over the limits, text that does not parse. Only a path that cannot be opened raises the usual ``OSError``.
+    """
+
+
+class GraphParseError(GraphLoadError):
+    """The IR text does not follow the grammar (docs/ir.md), breaks a limit, or describes an invalid graph.
+
+    ``line`` and ``column`` are 1-based; ``found`` is what the parser saw there and ``expected`` what the
+    grammar (or the op's type rule) allows. It is a ``GraphLoadError``, so ``except GraphLoadError`` covers
+    ``parse`` and ``load`` alike.
+    """
+
+    def __init__(self, message: str, *, line: int, column: int, found: str, expected: str):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.found = found
+        self.expected = expected
+
+
+class GraphSaveError(GraphLabError, ValueError):
+    """A graph cannot be saved so that it loads back exactly (a dtype the IR text cannot write, parameters
+    with one name and two different values, ...). Nothing is written when this is raised."""

@@ -12,7 +12,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .ir.literals import format_expected
 from .ir.source import SourceLoc
+from .ir.types import TensorType
 
 
 def to_python(arr, kind: str):
@@ -62,16 +64,21 @@ class ValueGuard:
         except Exception:
             return False
 
-    def describe(self) -> str:
+    def describe(self, whole: bool = False) -> str:
+        """``kind(value) == expected at file.py:12: `code```. Messages show an expected array by its type only;
+        ``whole=True`` writes all of it, as the printed IR must for the parser to read the guard back."""
         code = self.loc.text() if self.loc else ""
         where = f" at {self.loc}" if self.loc else ""
-        shown = self.expected if not isinstance(self.expected, np.ndarray) else f"array {self.expected.shape}"
-        return f"{self.kind}(value) == {shown!r}{where}" + (f": `{code}`" if code else "")
+        if isinstance(self.expected, np.ndarray) and not whole:
+            shown = f"{TensorType.of(self.expected)} [...]"
+        else:
+            shown = format_expected(self.expected)
+        return f"{self.kind}(value) == {shown}{where}" + (f": `{code}`" if code else "")
 
     def lines(self, index: int) -> list[str]:
         from .ir.printer import graph_lines
         body = graph_lines(self.graph)
-        return [f"guard #{index}: {self.describe()}"] + ["  " + line for line in body]
+        return [f"guard #{index}: {self.describe(whole=True)}"] + ["  " + line for line in body]
 
 
 @dataclass

@@ -84,7 +84,7 @@ def test_tabular_shortens_long_constants_and_escapes_newlines(capsys):
     g = b.output(b.add(x, b.const(np.arange(100.0))), y)
     lines = tabular_text(g, capsys).splitlines()
     assert len(lines) == 2 + len(g.nodes) + 1
-    assert '"two\\u000alines"' in lines[2]  # as the SSA text prints it
+    assert '"two\\nlines"' in lines[2]  # as the SSA text prints it
     assert lines[3].replace("\u200b", "").split()[2] == '"a**b**"'  # not taken for bold markup
     assert "…" in lines[4] and display_width(lines[4]) < 120
 

@@ -7,14 +7,15 @@
       ...
       return %12
     }
+
+The grammar of this text is written down in docs/ir.md; ``parser.py`` reads it back (print -> parse -> print gives
+the same text). How each literal value is written (floats, NaN, strings, constants) is in ``literals.py``.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..ops import opdef
-from .types import dtype_name
+from .literals import format_attr_value, format_name
 
 LOC_COLUMN = 60  # where the "# file:line" comments start, so they line up
 
@@ -22,19 +23,6 @@ LOC_COLUMN = 60  # where the "# file:line" comments start, so they line up
 def value_name(v, numbering) -> str:
     n = numbering.get(v)
     return f"%{n}" if n is not None else "%?"
-
-
-def format_attr_value(v) -> str:
-    if isinstance(v, np.dtype):
-        return dtype_name(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    if isinstance(v, tuple):
-        inner = ", ".join(format_attr_value(x) for x in v)
-        return f"({inner},)" if len(v) == 1 else f"({inner})"
-    if isinstance(v, (np.generic,)):
-        return repr(v.item())
-    return repr(v)
 
 
 def format_attrs(node) -> str:
@@ -60,7 +48,7 @@ def format_node(node, numbering) -> str:
 
 def graph_lines(graph, indent: str = "  ") -> list[str]:
     numbering = graph.numbering()
-    lines = [f"graph {graph.name} {{"]
+    lines = [f"graph {format_name(graph.name)} {{"]
     lines += [indent + format_node(n, numbering) for n in graph.nodes]
     lines.append(indent + "return " + ", ".join(value_name(v, numbering) for v in graph.outputs))
     lines.append("}")

@@ -40,6 +40,18 @@ class SourceLoc:
         return f"{self}: `{code}`" if code else str(self)
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedLoc(SourceLoc):
+    """A location read back from printed IR. The text keeps only ``file.py:12`` (and, for a guard, the code
+    line), so the code comes from the text, never from a file: a file of the same name nearby may be another."""
+
+    code: str = ""
+    """The stripped source line the text carried ('' when it carried none)."""
+
+    def text(self) -> str:
+        return self.code
+
+
 def _is_internal(filename: str) -> bool:
     hit = _skip_cache.get(filename)
     if hit is None:

@@ -103,12 +103,23 @@ def is_basic(key: tuple) -> bool:
     return not any(isinstance(k, Slot) for k in key)
 
 
+_NO_BYTES = np.dtype([])  # a dtype whose elements take no memory
+_ZERO = bytes(8)
+
+
+def _zero_stride(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A read-only array of ``shape`` whose elements all share one zero: no memory per element."""
+    return np.ndarray(shape, dtype, buffer=_ZERO, strides=(0,) * len(shape))
+
+
 def indexed_shape(shape: tuple[int, ...], key: tuple, operands) -> tuple[int, ...]:
     """The shape of ``x[key]`` for an ``x`` of ``shape``, found by indexing a zero-stride dummy array.
 
-    Operands may be arrays (their values are bounds-checked) or types (zeros of that shape are used)."""
-    dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=shape, strides=(0,) * len(shape))
-    fills = [np.zeros(o.shape, np.intp) if isinstance(o, TensorType) else o for o in operands]
+    Operands may be arrays (their values are bounds-checked) or types (zeros of that shape are used). The dummy
+    has zero-byte elements and the zeros are zero-stride views, so no memory grows with the shapes: a type
+    rule must stay cheap even for the huge shapes a hand-written or hostile IR text may declare."""
+    dummy = _zero_stride(shape, _NO_BYTES)
+    fills = [_zero_stride(o.shape, np.dtype(np.intp)) if isinstance(o, TensorType) else o for o in operands]
     try:
         return np.shape(dummy[fill_key(key, fills)])
     except IndexError as e:

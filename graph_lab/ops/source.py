@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError
+from ..ir.literals import format_const, quote
 from ..ir.types import TensorType
 from .base import Op, OpDef, register
 
@@ -22,9 +23,9 @@ def _infer_declared(types, attrs):
 
 
 register(OpDef(Op.INPUT, "source", _no_bind, _infer_declared, _no_impl,
-               print_attrs=lambda a: _quote(a["name"]), doc="a named input of the graph"))
+               print_attrs=lambda a: quote(a["name"]), doc="a named input of the graph"))
 register(OpDef(Op.PARAM, "source", _no_bind, _infer_declared, _no_impl,
-               print_attrs=lambda a: _quote(a["name"]), doc="a named parameter stored with the graph"))
+               print_attrs=lambda a: quote(a["name"]), doc="a named parameter stored with the graph"))
 
 
 def _infer_const(types, attrs):
@@ -35,37 +36,8 @@ def _const(value):
     return value
 
 
-def format_const(value) -> str:
-    """A constant as a literal that reads back exactly: ``0.5``, ``[[1, 2], [3, 4]]``."""
-    if isinstance(value, np.ndarray):
-        return _format_nested(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
-
-
-def _format_nested(v) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_format_nested(x) for x in v) + "]"
-    return repr(v)
-
-
 register(OpDef(Op.CONST, "source", _no_bind, _infer_const, _const,
                print_attrs=lambda a: format_const(a["value"]), doc="a constant value"))
-
-
-def _quote(name: str) -> str:
-    """A string literal with backslash escapes, safe to print on one line."""
-    out = ['"']
-    for ch in name:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _like(op: Op, fn, numpy_name: str, doc: str, with_fill: bool):
