@@ -403,7 +403,7 @@ def _yield_value(frame, ins):
 
 @handles("KW_NAMES")
 def _kw_names(frame, ins):
-    frame.kw_names = ins.argval
+    frame.kw_names = frame.code.co_consts[ins.arg]  # dis does not resolve this constant in 3.11
 
 
 @handles("CALL")
