@@ -73,7 +73,7 @@ class CaptureContext:
         self.guards = GuardSet()
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
-        self.inputs_by_id: dict[int, Tensor] = {}
+        self.inputs_by_source: dict[str, Tensor] = {}
         self.sourced: dict[int, object] = {}  # id(obj) -> Source, for objects read from the inputs
         self.created_ids: set[int] = set()
         self._keep: list = []  # keeps created objects alive so that their ids stay unique
@@ -82,22 +82,29 @@ class CaptureContext:
     # --- values entering the capture
 
     def wrap(self, value, source) -> Var:
-        if isinstance(value, np.ndarray):
+        if isinstance(value, (np.ndarray, np.generic)):
+            # A NumPy scalar (``np.float64``, what ``x.sum()`` returns) is data too: were it a Python value, work
+            # on it (``s.astype(np.float32)``) would run once while capturing and be kept as a constant.
             return Var(self.tensor_input(value, source), source)
         if not isinstance(value, _IMMUTABLE):
             self.sourced.setdefault(id(value), source)
         return Var(value, source)
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
-        t = self.inputs_by_id.get(id(array))
+        # One graph input per source, not per array object: two arguments that are one array in this call may
+        # be two arrays in the next (f(x, x), then f(x, y)), and NumPy's scalars are shared objects (np.True_).
+        name = source.describe()
+        t = self.inputs_by_source.get(name)
         if t is None:
-            name = source.describe()
             value = self.graph.add_input(name, TensorType.of(array), self.loc())
             t = Tensor(self.recorder, value, Storage(f"the array {name}"))
-            self.inputs_by_id[id(array)] = t
+            self.inputs_by_source[name] = t
             self.input_sources[name] = source
             self._keep.append(array)
-        self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        if isinstance(array, np.ndarray):
+            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        else:  # a NumPy scalar's type is its dtype, and its shape is ()
+            self.guards.add(Guard("type", source, type(array), self.loc()))
         return t
 
     def created(self, value) -> Var:
@@ -117,6 +124,14 @@ class CaptureContext:
             return value
         self.guard(var)
         return value
+
+    def stored(self, var: Var):
+        """The value to put into a container the capture builds. An object read from the inputs keeps its source
+        there (``sourced``), but an immutable one (a float taken out of a tensor at a graph break, an int
+        argument) has none: the rebuilt container would hold the value seen while capturing. So it is guarded."""
+        if var.source is not None and isinstance(var.value, _IMMUTABLE):
+            self.guard(var)
+        return var.value
 
     def guard(self, var: Var) -> None:
         value, source, loc = var.value, var.source, self.loc()
@@ -202,7 +217,7 @@ class CaptureContext:
             self._run(operator.setitem, (c, k, value.value), {})
             return
         self.mutate(container, "item assignment")
-        c[k] = value.value
+        c[k] = self.stored(value)
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value
@@ -379,7 +394,7 @@ class ConcreteContext:
     def use(self, var: Var):
         return var.value
 
-    identity = real = use
+    identity = real = stored = use
 
     def truth(self, var: Var) -> bool:
         return bool(var.value)

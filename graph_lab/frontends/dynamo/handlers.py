@@ -222,18 +222,18 @@ def _delete_subscr(frame, ins):
 
 @handles("BUILD_TUPLE")
 def _build_tuple(frame, ins):
-    frame.push(frame.ctx.created(tuple(v.value for v in frame.popn(ins.arg))))
+    frame.push(frame.ctx.created(tuple(frame.ctx.stored(v) for v in frame.popn(ins.arg))))
 
 
 @handles("BUILD_LIST")
 def _build_list(frame, ins):
-    frame.push(frame.ctx.created([v.value for v in frame.popn(ins.arg)]))
+    frame.push(frame.ctx.created([frame.ctx.stored(v) for v in frame.popn(ins.arg)]))
 
 
 @handles("BUILD_MAP")
 def _build_map(frame, ins):
     items = frame.popn(2 * ins.arg)
-    d = {frame.ctx.use(items[i]): items[i + 1].value for i in range(0, len(items), 2)}
+    d = {frame.ctx.use(items[i]): frame.ctx.stored(items[i + 1]) for i in range(0, len(items), 2)}
     frame.push(frame.ctx.created(d))
 
 
@@ -241,7 +241,7 @@ def _build_map(frame, ins):
 def _build_const_key_map(frame, ins):
     keys = frame.pop().value
     values = frame.popn(ins.arg)
-    frame.push(frame.ctx.created(dict(zip(keys, (v.value for v in values)))))
+    frame.push(frame.ctx.created(dict(zip(keys, (frame.ctx.stored(v) for v in values)))))
 
 
 @handles("BUILD_SLICE")
@@ -272,13 +272,13 @@ def _format_value(frame, ins):
 @handles("LIST_APPEND")
 def _list_append(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.append(value.value)
+    frame.stack[-ins.arg].value.append(frame.ctx.stored(value))
 
 
 @handles("LIST_EXTEND")
 def _list_extend(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.extend(frame.ctx.iterate(value))
+    frame.stack[-ins.arg].value.extend(frame.ctx.stored(v) for v in frame.ctx.iterate(value, as_vars=True))
 
 
 @handles("LIST_TO_TUPLE")
@@ -289,7 +289,7 @@ def _list_to_tuple(frame, ins):
 @handles("MAP_ADD")
 def _map_add(frame, ins):
     value, key = frame.pop(), frame.pop()
-    frame.stack[-ins.arg].value[frame.ctx.use(key)] = value.value
+    frame.stack[-ins.arg].value[frame.ctx.use(key)] = frame.ctx.stored(value)
 
 
 @handles("DICT_UPDATE", "DICT_MERGE")

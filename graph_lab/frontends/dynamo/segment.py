@@ -9,6 +9,7 @@ checked before): it fetches the graph's inputs, runs the graph, and rebuilds the
 from __future__ import annotations
 
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +101,9 @@ class RecipeMaker:
             return ("dict", list(x.keys()), [self.value(v) for v in x.values()])
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
+        if isinstance(x, types.MethodType) and isinstance(x.__self__, Tensor):
+            # ``t.item`` loaded before a break at its call: the same method of the array rebuilt for ``t``
+            return ("method", self.tensor(x.__self__), x.__func__.__name__)
         if isinstance(x, np.ndarray):
             return ("array", x.copy())
         return ("const", x)
@@ -145,6 +149,8 @@ class Rebuilder:
             return dict(zip(recipe[1], (self(r) for r in recipe[2])))
         if kind == "iter":
             return IterState([Var(self(r)) for r in recipe[1]], recipe[2])
+        if kind == "method":
+            return getattr(self(recipe[1]), recipe[2])
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             return apply_view(self(base_recipe), op, attrs)

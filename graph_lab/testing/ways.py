@@ -1,0 +1,230 @@
+"""Every way graph_lab can run a program: a frontend, a pass pipeline and a backend, each one line in a table.
+
+    FRONTENDS   how graphs are captured from a Python function: trace, lazy, compile (script when it lands)
+    PIPELINES   which passes edit each captured graph: none, simplify (more when they land)
+    BACKENDS    how one graph runs: the reference interpreter, prepare(), generated Python (codegen, fused...)
+
+``WAYS`` is every combination; ``way("compile/simplify/to_python").build(fn)`` gives a function with ``fn``'s
+signature that runs ``fn`` that way. The differential fuzzer, the suites and the reproducers all read these
+tables, so a new frontend, pass or backend is tested everywhere once it has its line here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..backends.interpret import prepare, run
+from ..backends.pycode import to_python
+from ..frontends import pytree
+from ..frontends.dynamo.runtime import CompiledFunction
+from ..frontends.lazy import LazyRunner
+from ..frontends.tensor import Tensor
+from ..frontends.trace import trace
+from ..guards import check_guards
+from ..ir.graph import Graph
+from ..passes.simplify import simplify
+
+Runner = Callable[[dict], list]
+"""A graph made runnable: inputs by name -> outputs in order."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    make: Callable[[Graph], Runner]
+    """Prepares one graph to run."""
+    exact: bool = True
+    """It runs the same NumPy calls in the same order as eager code, so results must agree bit for bit."""
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    apply: Callable[[Graph], list[str]]
+    """Edits a graph in place and returns one line per change it made (as ``simplify`` reports)."""
+    exact: bool = True
+    """Every rewrite keeps the bits of every result (no reassociation)."""
+
+
+@dataclass(frozen=True)
+class Frontend:
+    name: str
+    make: Callable[[Callable, "GraphCompiler"], Callable]
+    """``make(fn, compiler)`` -> a function with ``fn``'s signature; each graph it captures goes to ``compiler``."""
+    keeps_side_effects: bool
+    """Prints, appends and attribute writes happen on every call, as in eager code."""
+    sees_python_state: bool
+    """A changed global, closure cell, attribute or Python argument is noticed (a guard or a rerun)."""
+
+
+class GraphCompiler:
+    """A pipeline, then a backend, for each graph a frontend captures; remembers what the passes changed."""
+
+    def __init__(self, pipeline: Pipeline, backend: Backend):
+        self.pipeline = pipeline
+        self.backend = backend
+        self.changes: list[str] = []
+        """Every line the pipeline reported, over every graph compiled."""
+
+    def __call__(self, graph: Graph) -> Runner:
+        self.changes += self.pipeline.apply(graph)
+        return self.backend.make(graph)
+
+
+# --- frontends
+
+class TracedFunction:
+    """``trace(fn, mode="guard")`` for each new input signature; a graph is reused while ``check_guards`` holds.
+
+    This is how a tracing JIT uses a trace. Arguments that are not arrays are baked into the graph as the
+    Python values they had (a trace cannot see them change: ``sees_python_state`` is False)."""
+
+    def __init__(self, fn: Callable, compiler: GraphCompiler):
+        self.fn = fn
+        self.compiler = compiler
+        self.names = [p.name for p in inspect.signature(fn).parameters.values()]
+        self.entries: list[tuple[Graph, Runner]] = []
+        self.last_graphs: list[Graph] = []
+
+    def __call__(self, *args):
+        arrays = {n: a for n, a in zip(self.names, args) if isinstance(a, np.ndarray)}
+        for graph, runner in self.entries:
+            if check_guards(graph, arrays):
+                break
+        else:
+            graph = self._trace(args, arrays)
+            runner = self.compiler(graph)
+            self.entries.append((graph, runner))
+        self.last_graphs = [graph]
+        outputs = runner(arrays)
+        return pytree.unflatten(graph.out_tree, [np.asarray(o) for o in outputs])
+
+    def _trace(self, args, arrays) -> Graph:
+        fixed = {i: a for i, a in enumerate(args) if not isinstance(a, np.ndarray)}
+        tensor_names = list(arrays)
+
+        def bound(*tensors):
+            it = iter(tensors)
+            return self.fn(*(fixed[i] if i in fixed else next(it) for i in range(len(args))))
+
+        bound.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in tensor_names])
+        bound.__name__ = getattr(self.fn, "__name__", "program")
+        shapes = {n: (a.shape, a.dtype) for n, a in arrays.items()}
+        return trace(bound, shapes, mode="guard", example=arrays)
+
+
+class _CompilingLazyRunner(LazyRunner):
+    """A LazyRunner whose cut-out graphs go through a pipeline and a backend (once per cached graph)."""
+
+    def __init__(self, compiler: GraphCompiler):
+        super().__init__()
+        self._compiler = compiler
+        self._runners: dict[int, tuple[Graph, Runner]] = {}
+
+    def _execute(self, graph: Graph, inputs: dict) -> list:
+        entry = self._runners.get(id(graph))
+        if entry is None:
+            entry = self._runners[id(graph)] = (graph, self._compiler(graph))
+        return entry[1](inputs)
+
+
+class LazyFunction:
+    """Each call wraps the array arguments as lazy tensors of one ``LazyRunner`` (its graph cache lives across
+    calls), runs ``fn`` on them, and materializes the tensors in the result."""
+
+    def __init__(self, fn: Callable, compiler: GraphCompiler):
+        self.fn = fn
+        self.runner = _CompilingLazyRunner(compiler)
+        self.last_graphs: list[Graph] = []
+
+    def __call__(self, *args):
+        start = len(self.runner.executed)
+        lazy = [self.runner.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        result = self.fn(*lazy)
+        leaves, tree = pytree.flatten(result)
+        tensors = [leaf for _, leaf in leaves if isinstance(leaf, Tensor)]
+        values = iter(self.runner.materialize(tensors) if tensors else [])
+        out = pytree.unflatten(tree, [next(values) if isinstance(leaf, Tensor) else leaf for _, leaf in leaves])
+        self.last_graphs = self.runner.executed[start:]
+        return out
+
+
+class _CompiledWith(CompiledFunction):
+    """``compile(fn)`` with each segment's graph sent through the way's pipeline and backend."""
+
+    def __init__(self, fn: Callable, compiler: GraphCompiler):
+        super().__init__(fn)
+        self.compiler = compiler
+
+    def _capture(self, offset, inputs):
+        seg = super()._capture(offset, inputs)
+        seg.runner = self.compiler(seg.graph)
+        return seg
+
+
+# --- backends
+
+def _interpret(graph: Graph) -> Runner:
+    return lambda inputs: run(graph, inputs)
+
+
+def _generated_python(graph: Graph) -> Runner:
+    forward = to_python(graph)
+    return lambda inputs: forward(**inputs)
+
+
+# --- the tables: one line per frontend, pipeline and backend
+
+FRONTENDS = {f.name: f for f in [
+    Frontend("trace", TracedFunction, keeps_side_effects=False, sees_python_state=False),
+    Frontend("lazy", LazyFunction, keeps_side_effects=True, sees_python_state=True),
+    Frontend("compile", _CompiledWith, keeps_side_effects=True, sees_python_state=True),
+]}
+PIPELINES = {p.name: p for p in [
+    Pipeline("none", lambda graph: []),
+    Pipeline("simplify", simplify),
+]}
+BACKENDS = {b.name: b for b in [
+    Backend("interpret", _interpret),          # run(): the reference interpreter, node by node
+    Backend("prepare", prepare),               # the interpreter with its bookkeeping done once (compile's)
+    Backend("to_python", _generated_python),   # graph.to_python(): generated NumPy source
+]}
+
+
+@dataclass(frozen=True)
+class Way:
+    frontend: Frontend
+    pipeline: Pipeline
+    backend: Backend
+
+    @property
+    def name(self) -> str:
+        return f"{self.frontend.name}/{self.pipeline.name}/{self.backend.name}"
+
+    @property
+    def exact(self) -> bool:
+        """Results must agree with eager code bit for bit."""
+        return self.pipeline.exact and self.backend.exact
+
+    def build(self, fn: Callable) -> Callable:
+        """``fn`` run this way; the result has ``.compiler`` (with the passes' ``changes``)."""
+        compiler = GraphCompiler(self.pipeline, self.backend)
+        runnable = self.frontend.make(fn, compiler)
+        runnable.compiler = compiler
+        return runnable
+
+
+WAYS = [Way(f, p, b) for f in FRONTENDS.values() for p in PIPELINES.values() for b in BACKENDS.values()]
+
+
+def way(name: str) -> Way:
+    """The way named ``frontend/pipeline/backend``."""
+    for w in WAYS:
+        if w.name == name:
+            return w
+    raise KeyError(f"no way named {name!r}; the ways are {[w.name for w in WAYS]}")
