@@ -126,7 +126,7 @@ def _compare_floats(w, g, exact, ref64, accumulating, path) -> Mismatch | None:
         excess = error - np.where(finite, allowed_error(w, tol), 0)
     if not (excess > 0).any():
         return None
-    where = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.ndim else ()
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
     detail = (f"worst element at {where}: eager {_item(w[where])}, captured {_item(g[where])}, |error| "
               f"{float(error[where]):.3g} > {tol.atol:g} + {tol.rtol:g} * |eager| ({w.dtype} row)")
     if ref64 is not None and accumulating and w.dtype in (np.float32, np.float16):

@@ -23,6 +23,8 @@ from .recorder import Recorder
 from .tensor import Storage, Tensor
 
 MODES = ("error", "specialize", "guard")
+MAX_RANK = 64
+"""NumPy's limit on the number of dimensions."""
 
 
 class Tracer(Recorder):
@@ -94,11 +96,16 @@ def parse_spec(name: str, spec) -> TensorType:
             isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise TraceError(f"shapes[{name!r}] must be a tuple of non-negative ints like (4, 8), or (shape, dtype) "
                          f"like ((4, 8), 'float32'); got {spec!r}")
+    if len(shape) > MAX_RANK:
+        raise TraceError(f"shapes[{name!r}] has {len(shape)} dimensions; NumPy arrays have at most {MAX_RANK}")
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise TraceError(f"shapes[{name!r}]: {dtype!r} is not a NumPy dtype; give one like 'float32' or "
                          f"np.int64") from None
+    if dt.kind not in "biufc":
+        raise TraceError(f"shapes[{name!r}]: dtype {dt} is not numeric; graph_lab's tensors are bool, integer, "
+                         f"float or complex")
     return TensorType(dt, tuple(int(d) for d in shape))
 
 

@@ -57,6 +57,10 @@ class Outcome:
     mismatch: Mismatch | None = None
     changes: list[str] = field(default_factory=list)
     """What the way's passes changed (for the pass suite)."""
+    ops: set[str] = field(default_factory=set)
+    """The ops of the graphs the way ran."""
+    effects_differ: bool = False
+    """For a way that does not keep side effects: whether they differed from eager code's (not a failure)."""
 
 
 @dataclass
@@ -75,11 +79,13 @@ def default_calls(program: Program, n: int = 3) -> list[Call]:
     return [Call(program.inputs(k)) for k in range(n)]
 
 
-def differential(program: Program, ways: list[Way], calls: list[Call] | None = None) -> Verdict:
-    """Run ``program`` eagerly and through each of ``ways`` on ``calls``; compare every call."""
+def differential(program: Program, ways: list[Way], calls: list[Call] | None = None,
+                 reference: Program | None = None) -> Verdict:
+    """Run ``program`` eagerly and through each of ``ways`` on ``calls``; compare every call. ``reference``
+    gives the expected results instead (a program the rewritten ``program`` must agree with)."""
     calls = calls if calls is not None else default_calls(program)
     try:
-        eager = observe_calls(program.namespace(), calls)
+        eager = observe_calls((reference or program).namespace(), calls)
     except Exception as e:
         return Verdict(program, discarded=f"{type(e).__name__}: {e}")
     verdict = Verdict(program)
@@ -115,20 +121,26 @@ def run_way(program: Program, w: Way, calls: list[Call], eager: list[Observed]) 
         runnable = w.build(fn)
         return runnable
 
+    def outcome(status, call=-1, detail="", mismatch=None) -> Outcome:
+        compiler = getattr(runnable, "compiler", None)
+        changes, ops = (list(compiler.changes), set(compiler.ops)) if compiler is not None else ([], set())
+        return Outcome(w.name, status, call, detail, mismatch, changes, ops)
+
     try:
         got = observe_calls(program.namespace(), calls, build)
     except TraceError as e:
-        return Outcome(w.name, "refused", detail=str(e).splitlines()[0], changes=_changes(runnable))
+        return outcome("refused", detail=str(e).splitlines()[0])
     except Exception as e:
-        return Outcome(w.name, "crash", detail="".join(traceback.format_exception_only(e)).strip(),
-                       changes=_changes(runnable))
+        return outcome("crash", detail="".join(traceback.format_exception_only(e)).strip())
     for k, (want, have) in enumerate(zip(eager, got)):
         mismatch = compare(want.result, have.result, exact=w.exact)
         if mismatch is None and w.frontend.keeps_side_effects:
             mismatch = compare_effects(want, have)
         if mismatch is not None:
-            return Outcome(w.name, "mismatch", k, str(mismatch), mismatch, _changes(runnable))
-    return Outcome(w.name, "ok", changes=_changes(runnable))
+            return outcome("mismatch", k, str(mismatch), mismatch)
+    result = outcome("ok")
+    result.effects_differ = any(compare_effects(want, have) for want, have in zip(eager, got))
+    return result
 
 
 def compare_effects(want: Observed, have: Observed) -> Mismatch | None:
@@ -140,11 +152,6 @@ def compare_effects(want: Observed, have: Observed) -> Mismatch | None:
             return Mismatch(f"global {name}", "state", value, have.state.get(name),
                             f"{name} after the call differs from eager code's")
     return None
-
-
-def _changes(runnable) -> list[str]:
-    compiler = getattr(runnable, "compiler", None)
-    return list(compiler.changes) if compiler is not None else []
 
 
 # --- reproducers

@@ -50,6 +50,8 @@ class Options:
     """print, log.append, attribute and global writes (needs the module state)."""
     probes: bool = False
     """Reads of a global, a closure cell, a Python argument, an attribute and a container's length."""
+    focus: tuple[str, ...] = ()
+    """Ops to call more often (a third of the assignments): a campaign aimed at a few ops."""
 
 
 DTYPES = [(np.float64, 55), (np.float32, 25), (np.int64, 8), (np.int32, 5), (np.bool_, 7)]
@@ -83,7 +85,7 @@ class Generator:
         if self.rng.random() < 0.05:
             sizes[self.rng.randrange(3)] = 0
         a, b, c = sizes
-        shapes = [(a, b), (b,), (a, b, c), (), (b, a), (a, 1), (1, b), (a, b)]
+        shapes = [(a, b), (b,), (a, b, c), (), (b, a), (a, 1), (1, b), (a, b), (c, a, b)]
         out = []
         for i in range(self.rng.randint(1, 3)):
             dtype = np.dtype(self.rng.choices([d for d, _ in DTYPES], [w for _, w in DTYPES])[0])
@@ -120,8 +122,9 @@ class Generator:
 
     def _assign(self, scope: list[Var], ops: list | None = None) -> Line | None:
         picker = Picker(self.rng, scope)
+        focus = [Op(name) for name in self.options.focus]
         for _ in range(30):
-            op = self.rng.choice(ops or list(MENU))
+            op = self.rng.choice(focus if focus and self.rng.random() < 0.35 else ops or list(MENU))
             made = MENU[op](picker)
             if made is None:
                 continue

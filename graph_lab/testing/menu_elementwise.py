@@ -76,7 +76,7 @@ def cast(p: Picker) -> Expr | None:
     v = p.array()
     if v is None:
         return None
-    target = p.choice(("np.float32", "np.float64", "np.int32", "bool"))
+    target = p.choice(("np.float32", "np.float64", "np.int32", "bool") + (("np.int32",) if v.dtype.kind == "f" else ()))
     text, lo, hi = p.bounded(v, 1e4) if target == "np.int32" else (v.name, v.lo, v.hi)
     spelling = p.choice(("{}.astype({})", "np.astype({}, {})", "F.astype({}, {})"))
     if target == "bool":

@@ -194,7 +194,7 @@ def index_update(p: Picker) -> Block | None:
 
 def _matmul_ok(a: tuple, b: tuple) -> bool:
     try:
-        np.matmul(np.empty(a), np.empty(b))
+        np.matmul(np.zeros(a), np.zeros(b))
         return True
     except ValueError:
         return False

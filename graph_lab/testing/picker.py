@@ -19,8 +19,8 @@ from .program import Var
 LIMIT = 1e4
 """Largest magnitude any generated value may reach (float32 stays exact enough, nothing overflows)."""
 
-FLOAT_LITERALS = (0.5, 1.5, 2.0, -0.75, 0.25, 3.0, -1.0)
-INT_LITERALS = (1, 2, 3, -1, -2)
+FLOAT_LITERALS = (0.5, 1.5, 2.0, -0.75, 0.25, 3.0, -1.0, 0.0)
+INT_LITERALS = (1, 2, 3, -1, -2, 0)
 
 
 @dataclass

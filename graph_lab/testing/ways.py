@@ -69,9 +69,12 @@ class GraphCompiler:
         self.backend = backend
         self.changes: list[str] = []
         """Every line the pipeline reported, over every graph compiled."""
+        self.ops: set[str] = set()
+        """The ops of every graph compiled (after the pipeline)."""
 
     def __call__(self, graph: Graph) -> Runner:
         self.changes += self.pipeline.apply(graph)
+        self.ops |= {str(node.op) for node in graph.nodes}
         return self.backend.make(graph)
 
 

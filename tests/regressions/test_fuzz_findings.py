@@ -1,0 +1,164 @@
+"""Every bug the differential fuzzer found, kept as a regression test: the shrunk program it printed (run
+through every way with ``replay``) and the same trap written out by hand.
+
+    1. compile: a float taken out of a tensor and returned inside a list was the first call's float forever
+    2. compile: ``t.max().item()`` crashed: the bound method of a stand-in tensor crossed the graph break
+    3. compile: work on a NumPy scalar (``s.astype``) ran once while capturing and was kept as a constant
+    4. compile: two arguments that were one array in the first call were one graph input for good; NumPy's
+       shared scalars (``np.True_``) made unrelated locals one input too
+    5. trace, lazy, compile: ``x[-1]`` of a 1-D array is a NumPy scalar, a copy; writing into it wrote into ``x``
+    6. trace: ``shapes`` with a non-numeric dtype or more than 64 dimensions raised NumPy's error, not TraceError
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graph_lab
+from graph_lab import F, TraceError, run, trace
+from graph_lab.testing.differential import replay
+from graph_lab.testing.ways import WAYS
+
+WAY_NAMES = [w.name for w in WAYS]
+
+
+def arr(values, dtype="float64"):
+    return np.array(values, dtype=dtype)
+
+
+# 1. seed 44 of the first sweep, shrunk
+FLOAT_IN_A_LIST = """\
+def program(x0):
+    h1 = np.ceil(x0)
+    h2 = np.where((h1 > 0), h1, -1.0)
+    h4 = np.cos(h2)
+    h5 = (h4 // (np.abs(x0) + 0.5))
+    s6 = float(h5.sum())
+    return [s6]
+"""
+
+# 2. seed 37
+ITEM_ACROSS_A_BREAK = """\
+def program(x1):
+    h4 = np.sign(x1)
+    s8 = h4.max().item()
+    return (x1, s8)
+"""
+
+# 3. seed 13
+NUMPY_SCALAR_LOCAL = """\
+def program(x0, x2):
+    h1 = F.sigmoid(x2)
+    s2 = float(np.mean(x0))
+    h25 = h1.astype(np.float32)
+    return (h25,)
+"""
+
+# 4. seed 1180
+SHARED_NUMPY_BOOL = """\
+def program(x0, x1):
+    h2 = np.all(x1, axis=None)
+    h3 = (x1 == x1)
+    h15 = np.any(h3, axis=None)
+    s16 = x0.max().item()
+    return [h15]
+"""
+
+# 5. seed 298 (side-effect sweep)
+SCALAR_IS_A_COPY = """\
+def program(x0):
+    h3 = np.expm1(x0)
+    h5 = F.sigmoid(h3)
+    h7 = np.sum(h5, axis=0)
+    h10 = h7.copy()
+    h11 = h10[-1]
+    h11 *= -0.5
+    return (h10,)
+"""
+
+CASES = {
+    "float-in-a-list": (FLOAT_IN_A_LIST, [[arr(1.83)], [arr(0.126)], [arr(-2.5)]]),
+    "item-across-a-break": (ITEM_ACROSS_A_BREAK, [[np.zeros((5, 1), np.float32)], [np.ones((5, 1), np.float32)]]),
+    "numpy-scalar-local": (NUMPY_SCALAR_LOCAL, [[arr(1.83), arr(-0.546)], [arr(0.42), arr(-0.0398)]]),
+    "shared-numpy-bool": (SHARED_NUMPY_BOOL, [[arr([1.16, -0.85, 0.0, 0.24]), arr(-0.277, "float32")],
+                                              [arr([0.22, 0.64, 1.05, -2.29]), arr(0.767, "float32")],
+                                              [arr([0.0, 0.0, 0.0, 0.0]), arr(0.0, "float32")]]),
+    "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
+}
+
+
+@pytest.mark.parametrize("way_name", WAY_NAMES)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fuzzer_reproducer_agrees_with_eager_on_every_way(case, way_name):
+    source, calls = CASES[case]
+    assert replay(source, way_name, calls) is None
+
+
+# --- the same traps, by hand
+
+
+def test_a_float_from_a_tensor_in_a_returned_list_is_recomputed_each_call():
+    def f(x):
+        return [float(x.sum())]
+
+    cf = graph_lab.compile(f)
+    assert [cf(np.array([v]))[0] for v in (1.0, 2.0, 3.0)] == [1.0, 2.0, 3.0]
+
+
+def test_a_tensor_method_loaded_before_a_break_runs_on_the_real_array():
+    def f(x):
+        return x.max().item()
+
+    cf = graph_lab.compile(f)
+    assert cf(np.arange(3.0)) == 2.0 and cf(np.arange(5.0)) == 4.0
+
+
+def test_work_on_a_numpy_scalar_local_is_recomputed():
+    def f(x, y):
+        s = np.sum(y)          # a NumPy scalar after the graph runs
+        t = float(x.mean())    # a break: s is a local the next segment reads
+        return s.astype(np.float32) + t
+
+    cf = graph_lab.compile(f)
+    for v in (1.0, 2.0, 3.0):
+        assert cf(np.ones(2), np.full(2, v)) == f(np.ones(2), np.full(2, v))
+
+
+def test_aliased_arguments_are_not_merged_for_later_calls():
+    def f(a, b):
+        return a + b * 2
+
+    cf = graph_lab.compile(f)
+    x, y = np.ones(3), np.zeros(3)
+    np.testing.assert_array_equal(cf(x, x), f(x, x))
+    np.testing.assert_array_equal(cf(x, y), f(x, y))
+
+
+@pytest.mark.parametrize("capture", ["trace", "lazy", "compile"])
+def test_writing_into_x_of_an_integer_index_does_not_write_into_x(capture):
+    def f(x):
+        x = x.copy()
+        s = x[1]              # a NumPy scalar: a copy
+        s *= 5.0
+        v = x[..., 0]         # a 0-d view: writes through
+        v *= 2.0
+        return x, s
+
+    x = np.arange(3.0) + 1
+    want = f(x)
+    if capture == "trace":
+        got = run(trace(f, {"x": (3,)}), {"x": x})
+    elif capture == "lazy":
+        lr = graph_lab.LazyRunner()
+        got = lr.materialize(list(f(lr.tensor(x))))
+    else:
+        got = graph_lab.compile(f)(x)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("spec", [((2,), object), ((2,), "U3"), ((2,), "datetime64[s]"), (1,) * 65])
+def test_trace_refuses_shapes_numpy_cannot_make_tensors_of(spec):
+    with pytest.raises(TraceError, match="shapes\\['x'\\]"):
+        trace(lambda x: np.tanh(x) * F.relu(x), {"x": spec})
