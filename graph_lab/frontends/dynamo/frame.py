@@ -81,7 +81,9 @@ class Frame:
                  closure_sources: dict | None = None, parent: "Frame | None" = None):
         self.code = code
         self.f_globals = f_globals
-        self.cells = cells  # name -> real cell object (cellvars and freevars)
+        # name -> real cell object, for the free variables. A cell variable (one that inner functions capture)
+        # lives in ``locals`` as its cell after MAKE_CELL, as in CPython, so that it crosses graph breaks.
+        self.cells = cells
         self.closure_sources = closure_sources or {}  # freevar name -> Source of its cell contents
         self.locals = local_vars  # name -> Var
         self.ctx = ctx
@@ -118,12 +120,25 @@ class Frame:
         del self.stack[-n:]
         return out
 
+    def cell(self, name: str) -> Var:
+        """The Var holding the cell of a cell or free variable."""
+        if name in self.code.co_cellvars:
+            return self.locals[name]
+        return Var(self.cells[name])
+
     def step(self):
         """Run the instruction at ``ip``; returns a ``Return`` when the frame returns."""
         from .handlers import handler_for
         ins = self.instructions[self.ip]
         self.ip += 1
-        return handler_for(ins.opname)(self, ins)
+        if not self.ctx.symbolic:
+            return handler_for(ins.opname)(self, ins)
+        try:
+            return handler_for(ins.opname)(self, ins)
+        except (BreakGraph, Unsupported):
+            raise
+        except Exception as e:  # eager Python raises it too: the instruction runs for real, at a break
+            raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
 
     def run(self) -> Var:
         """Run to the end (used for inlined calls)."""

@@ -16,7 +16,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Source
 
-KINDS = ("type", "id", "equals", "array", "len", "keys")
+KINDS = ("type", "id", "equals", "array", "len", "keys", "alias")
 
 
 @dataclass
@@ -26,7 +26,8 @@ class Guard:
     source: Source
     """Where the guarded value is read from."""
     expected: Any
-    """The type, object, value, (shape, dtype), length or keys seen at capture."""
+    """The type, object, value, (shape, dtype), length or keys seen at capture; for "alias", the source of
+    the array this one was the same object as."""
     loc: SourceLoc | None = None
     """The user's line whose capture depended on this fact."""
 
@@ -43,6 +44,8 @@ class Guard:
             text = f"{what} is an ndarray of shape {shape} and dtype {dtype}"
         elif self.kind == "len":
             text = f"len({what}) == {self.expected}"
+        elif self.kind == "alias":
+            text = f"{what} is the same array as {self.expected.describe()}"
         else:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
@@ -70,6 +73,9 @@ class Guard:
             return f"len({what}) is {len(value)}, the cached graph was built for {self.expected}{where}"
         if self.kind == "keys":
             return f"{what} has keys {list(value)!r}, the cached graph was built for {list(self.expected)!r}{where}"
+        if self.kind == "alias":
+            return f"{what} is not the same array as {self.expected.describe()}, the cached graph was built " \
+                   f"for one array passed as both{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
 
 
@@ -78,7 +84,7 @@ def _short(obj) -> str:
     return name if isinstance(name, str) else type(obj).__name__
 
 
-def _check_expr(kind: str, v: str, k: str) -> str:
+def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     if kind == "type":
         return f"type({v}) is {k}"
     if kind == "id":
@@ -89,7 +95,9 @@ def _check_expr(kind: str, v: str, k: str) -> str:
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
     if kind == "len":
         return f"len({v}) == {k}"
-    return f"tuple({v}) == {k}"
+    if kind == "alias":
+        return f"{v} is {other}"
+    return f"type({v}) is dict and tuple({v}) == {k}"
 
 
 @dataclass
@@ -104,26 +112,30 @@ class GuardSet:
             self.guards.append(guard)
 
     def compile(self):
-        """One function ``check(inputs) -> index of the first failing guard, or -1``."""
+        """One function ``check(inputs) -> index of the first failing guard, or -1``.
+
+        Each source is read once; a source that cannot be read (a missing attribute, a shorter list, a
+        computation that raises) fails the first guard that reads it."""
         sources: list[Source] = []
         index: dict[Source, int] = {}
-        lines = ["def check(I):"]
-        for g in self.guards:
-            if g.source not in index:
-                index[g.source] = len(sources)
-                sources.append(g.source)
-        lines.append("    try:")
-        for i, s in enumerate(sources):
-            lines.append(f"        v{i} = S[{i}](I)")
-        lines.append("    except Exception:")
-        lines.append("        return 0")
+        first_use: list[int] = []
         for n, g in enumerate(self.guards):
-            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]')}):")
+            for s in ([g.source, g.expected] if g.kind == "alias" else [g.source]):
+                if s not in index:
+                    index[s] = len(sources)
+                    sources.append(s)
+                    first_use.append(n)
+        lines = ["def check(I):"]
+        for i, s in enumerate(sources):
+            lines += ["    try:", f"        v{i} = S[{i}](I)", "    except Exception:", f"        return {first_use[i]}"]
+        for n, g in enumerate(self.guards):
+            other = f"v{index[g.expected]}" if g.kind == "alias" else ""
+            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray,
-                     "K": [g.expected if g.kind != "keys" else tuple(g.expected) for g in self.guards]}
+                     "K": [tuple(g.expected) if g.kind == "keys" else g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]
         check.source_text = source_text

@@ -53,10 +53,7 @@ def _nop(frame, ins):
 
 @handles("MAKE_CELL")
 def _make_cell(frame, ins):
-    cell = types.CellType()
-    if ins.argval in frame.locals:
-        cell.cell_contents = frame.locals.pop(ins.argval).value
-    frame.cells[ins.argval] = cell
+    frame.ctx.make_cell(frame, ins.argval)
 
 
 @handles("POP_TOP")
@@ -90,7 +87,7 @@ def _load_const(frame, ins):
 @handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE")
 def _load_fast(frame, ins):
     if ins.opname == "LOAD_CLOSURE":
-        frame.push(Var(frame.cells[ins.argval]))
+        frame.push(frame.cell(ins.argval))
         return
     if ins.argval not in frame.locals:
         raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated with a value")
@@ -222,26 +219,25 @@ def _delete_subscr(frame, ins):
 
 @handles("BUILD_TUPLE")
 def _build_tuple(frame, ins):
-    frame.push(frame.ctx.created(tuple(v.value for v in frame.popn(ins.arg))))
+    frame.push(frame.ctx.build(tuple, frame.popn(ins.arg)))
 
 
 @handles("BUILD_LIST")
 def _build_list(frame, ins):
-    frame.push(frame.ctx.created([v.value for v in frame.popn(ins.arg)]))
+    frame.push(frame.ctx.build(list, frame.popn(ins.arg)))
 
 
 @handles("BUILD_MAP")
 def _build_map(frame, ins):
     items = frame.popn(2 * ins.arg)
-    d = {frame.ctx.use(items[i]): items[i + 1].value for i in range(0, len(items), 2)}
-    frame.push(frame.ctx.created(d))
+    frame.push(frame.ctx.build(dict, {frame.ctx.use(items[i]): items[i + 1] for i in range(0, len(items), 2)}))
 
 
 @handles("BUILD_CONST_KEY_MAP")
 def _build_const_key_map(frame, ins):
     keys = frame.pop().value
     values = frame.popn(ins.arg)
-    frame.push(frame.ctx.created(dict(zip(keys, (v.value for v in values)))))
+    frame.push(frame.ctx.build(dict, dict(zip(keys, values))))
 
 
 @handles("BUILD_SLICE")
@@ -250,52 +246,72 @@ def _build_slice(frame, ins):
     frame.push(Var(slice(*parts)))
 
 
+def join_strings(*parts: str) -> str:
+    return "".join(parts)
+
+
+def format_plain(value, spec: str) -> str:
+    return format(value, spec)
+
+
+def format_str(value, spec: str) -> str:
+    return format(str(value), spec)
+
+
+def format_repr(value, spec: str) -> str:
+    return format(repr(value), spec)
+
+
+def format_ascii(value, spec: str) -> str:
+    return format(ascii(value), spec)
+
+
+FORMATTERS = (format_plain, format_str, format_repr, format_ascii)  # by FORMAT_VALUE's conversion bits
+
+
 @handles("BUILD_STRING")
 def _build_string(frame, ins):
-    frame.push(Var("".join(frame.ctx.use(v) for v in frame.popn(ins.arg))))
+    frame.push(frame.ctx.apply(join_strings, frame.popn(ins.arg)))
 
 
 @handles("FORMAT_VALUE")
 def _format_value(frame, ins):
-    spec = frame.ctx.use(frame.pop()) if ins.arg & 0x04 else ""
-    value = frame.ctx.use(frame.pop())
-    conv = ins.arg & 0x03
-    if conv == 1:
-        value = str(value)
-    elif conv == 2:
-        value = repr(value)
-    elif conv == 3:
-        value = ascii(value)
-    frame.push(Var(format(value, spec)))
+    spec = frame.pop() if ins.arg & 0x04 else Var("")
+    value = frame.pop()
+    frame.push(frame.ctx.apply(FORMATTERS[ins.arg & 0x03], [value, spec]))
 
 
 @handles("LIST_APPEND")
 def _list_append(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.append(value.value)
+    frame.ctx.append(frame.stack[-ins.arg], value)
 
 
 @handles("LIST_EXTEND")
 def _list_extend(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.extend(frame.ctx.iterate(value))
+    target = frame.stack[-ins.arg]
+    for v in frame.ctx.iterate(value, as_vars=True):
+        frame.ctx.append(target, v)
 
 
 @handles("LIST_TO_TUPLE")
 def _list_to_tuple(frame, ins):
-    frame.push(frame.ctx.created(tuple(frame.pop().value)))
+    frame.push(frame.ctx.build(tuple, frame.ctx.iterate(frame.pop(), as_vars=True)))
 
 
 @handles("MAP_ADD")
 def _map_add(frame, ins):
     value, key = frame.pop(), frame.pop()
-    frame.stack[-ins.arg].value[frame.ctx.use(key)] = value.value
+    frame.ctx.store_subscript(frame.stack[-ins.arg], key, value)
 
 
 @handles("DICT_UPDATE", "DICT_MERGE")
 def _dict_update(frame, ins):
     other = frame.pop()
-    frame.stack[-ins.arg].value.update(frame.ctx.use(other))
+    target = frame.stack[-ins.arg]
+    for key, v in frame.ctx.keyword_items(other).items():
+        frame.ctx.store_subscript(target, Var(key), v)
 
 
 @handles("UNPACK_SEQUENCE")
@@ -314,21 +330,31 @@ def _get_iter(frame, ins):
     value = frame.pop()
     if isinstance(value.value, IterState):
         frame.push(value)
-        return
-    frame.push(frame.ctx.created(IterState(frame.ctx.iterate(value, as_vars=True))))
+    elif frame.ctx.symbolic:  # every item now, as Vars, in a state that a recipe can rebuild after a break
+        frame.push(frame.ctx.created(IterState(frame.ctx.iterate(value, as_vars=True))))
+    else:  # at a break: a real iterator, which yields lazily as Python's does
+        frame.push(Var(iter(value.value)))
 
 
 @handles("FOR_ITER")
 def _for_iter(frame, ins):
     it = frame.stack[-1].value
-    if not isinstance(it, IterState):
-        raise Unsupported(f"FOR_ITER over a {type(it).__name__} (only iterators made by GET_ITER are tracked)")
-    if it.pos < len(it.items):
-        it.pos += 1
-        frame.push(it.items[it.pos - 1])
+    if isinstance(it, IterState):
+        if it.pos < len(it.items):
+            it.pos += 1
+            frame.push(it.items[it.pos - 1])
+            return
+    elif frame.ctx.symbolic:
+        raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",
+                         "each step of the loop runs as ordinary Python")
     else:
-        frame.pop()
-        frame.jump(ins.argval)
+        try:
+            frame.push(Var(next(it)))
+            return
+        except StopIteration:
+            pass
+    frame.pop()
+    frame.jump(ins.argval)
 
 
 @handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT")
@@ -403,7 +429,8 @@ def _yield_value(frame, ins):
 
 @handles("KW_NAMES")
 def _kw_names(frame, ins):
-    frame.kw_names = ins.argval
+    # 3.11's dis leaves argval unresolved for KW_NAMES: the names are the tuple co_consts[arg].
+    frame.kw_names = frame.code.co_consts[ins.arg]
 
 
 @handles("CALL")
@@ -423,12 +450,12 @@ def _call(frame, ins):
 
 @handles("CALL_FUNCTION_EX")
 def _call_function_ex(frame, ins):
-    kwargs = frame.ctx.use(frame.pop()) if ins.arg & 1 else {}
+    kwargs = frame.ctx.keyword_items(frame.pop()) if ins.arg & 1 else {}
     args = frame.ctx.iterate(frame.pop(), as_vars=True)
     fn = frame.pop()
     if frame.stack and frame.stack[-1].value is NULL:
         frame.pop()
-    frame.push(frame.ctx.call(frame, fn, args, {k: Var(v) for k, v in kwargs.items()}))
+    frame.push(frame.ctx.call(frame, fn, args, kwargs))
 
 
 @handles("MAKE_FUNCTION")

@@ -61,6 +61,7 @@ class CompiledFunction:
         self.body_runs = 0
         self.last_events: list[CallEvent] = []
         self.recompile_log: list[str] = []
+        self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         functools.update_wrapper(self, fn)
 
     # --- calling
@@ -170,9 +171,6 @@ class CompiledFunction:
                 return self._finish(ctx, frame, offset, "return", result=result.var)
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
-        if frame.code.co_cellvars and end == "break":
-            raise _Restart(_Attempt(0, "a graph break in a function with variables captured by inner functions",
-                                    "")) if stop is None else Unsupported("cell variables across a graph break")
         maker = RecipeMaker(ctx)
         local_recipes = {name: maker.var(v) for name, v in frame.locals.items()}
         stack_recipes = [maker.var(v) for v in frame.stack]
@@ -196,6 +194,7 @@ class CompiledFunction:
         """Run the one instruction at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
         self.body_runs += 1
         frame = self._concrete_frame(offset, local_vars, stack)
+        frame.ctx.compile_callee = self._compile_callee
         try:
             result = frame.step()
         except Exception as exc:
@@ -207,6 +206,14 @@ class CompiledFunction:
         next_offset = frame.instructions[frame.ip].offset
         return (next_offset, {k: v.value for k, v in frame.locals.items()}, [v.value for v in frame.stack],
                 False, None)
+
+    def _compile_callee(self, fn) -> "CompiledFunction | None":
+        """A Python function called by the instruction at a break runs compiled too (not the function itself)."""
+        if fn is self.fn:
+            return None
+        if fn not in self.nested:
+            self.nested[fn] = CompiledFunction(fn, self.backend, self.fullgraph, self.dynamic, self.recompile_limit)
+        return self.nested[fn]
 
     def _concrete_frame(self, offset, local_vars, stack) -> Frame:
         cells = dict(zip(self.code.co_freevars, self.fn.__closure__ or ()))
