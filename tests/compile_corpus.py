@@ -482,6 +482,133 @@ class Config:
         self.shift = shift
 
 
+# --- 12. more Python: loops with breaks, inner functions, exceptions, randomness, recursion
+
+
+def print_in_loop(xs):
+    """A print inside a loop: the loop's iterator survives each break."""
+    total = 0.0
+    for i, t in enumerate(xs):
+        print("step", i, t.shape)
+        total = total + t * (i + 1)
+    return total
+
+
+def inner_function_across_break(x):
+    """An inner function closing over a variable that changes after a break."""
+    scale = 2.0
+
+    def apply(t):
+        return t * scale
+    print("between")
+    scale = 3.0
+    return apply(x), apply(x + 1.0)
+
+
+def log_item(x):
+    """An f-string with .item(), printed: the text is made again on every call, nothing recompiles."""
+    loss = (x * x).mean()
+    print(f"loss {loss.item():.6f} over {x.size} values")
+    return x - loss
+
+
+def dict_with_float(x):
+    """A dict result holding a Python float computed from the data."""
+    y = np.tanh(x)
+    return {"out": y, "norm": float(np.abs(y).max()), "rows": y.shape[0]}
+
+
+def shrink_while_large(x):
+    """A while loop whose condition depends on the data: a break on every test."""
+    steps = 0
+    while np.abs(x).max() > 1.0:
+        x = x / 2.0
+        steps += 1
+    return x, steps
+
+
+HISTORY = []
+
+
+def _append_history(x):
+    HISTORY.append(round(float(x.sum()), 6))
+    return x + len(HISTORY)
+
+
+def global_list_append():
+    """A global list appended to on every call."""
+    fn, namespace = own_globals(_append_history, HISTORY=[])
+    return Program(fn, lambda: list(namespace["HISTORY"]))
+
+
+def noisy(x, rng):
+    """A random generator passed in: each draw runs as Python, in eager's order, so the streams agree."""
+    noise = rng.standard_normal(x.shape)
+    y = x + 0.1 * noise
+    return y + rng.uniform(-1.0, 1.0)
+
+
+def _pairs(xs):
+    for i in range(0, len(xs) - 1, 2):
+        yield xs[i], xs[i + 1]
+
+
+def generator_helper(xs):
+    """A user generator consumed by a for loop."""
+    out = []
+    for a, b in _pairs(xs):
+        out.append(a * b)
+    return out
+
+
+def _power(x, n):
+    return x if n == 0 else _power(x * 1.5, n - 1)
+
+
+def recursion(x):
+    """A recursive helper with a Python counter: unrolled at capture."""
+    return _power(x, 3)
+
+
+def shape_control(x):
+    """Control flow and arithmetic on shapes, chained comparisons, a conditional expression, the walrus."""
+    if 1 < (rows := x.shape[0]) <= 4:
+        x = x[::-1]
+    y = x[..., None] * 2.0 if x.ndim == 2 else x
+    return y.sum(axis=-1) + rows
+
+
+def aliased_outputs(x):
+    """The same array returned twice, and a view of a created array beside it."""
+    y = x + 1.0
+    return y, y, y[1:]
+
+
+def nested_lists(batch):
+    """A list of lists of arrays, a starred call and *args."""
+    rows = [np.concatenate(group) for group in batch]
+    return np.stack(rows), max(*[r.shape[0] for r in rows])
+
+
+def star_unpack(x):
+    """Starred unpacking of an array's rows."""
+    first, *rest = x
+    return first + sum(rest)
+
+
+def raises_out(x):
+    """An exception raised out of the compiled function, for negative input only."""
+    if x.shape[0] > 2 and float(x.min()) < 0:
+        raise ValueError(f"negative input, min {float(x.min()):.3f}")
+    return x * 2.0
+
+
+def lambda_and_sorted(d):
+    """sorted over dict items with a lambda key, a dict comprehension."""
+    order = sorted(d.items(), key=lambda kv: kv[0])
+    return {k: v * 2.0 for k, v in order}
+
+
 CASES = [
     Case("gelu_mlp", plain(gelu_mlp),
          lambda rng: [(rng.standard_normal((4, 8)), {"W1": rng.standard_normal((8, 16)),
@@ -537,7 +664,7 @@ CASES = [
          graphs=1, breaks=0),
     Case("try_no_exception", plain(try_no_exception), lambda rng: [arrays((2, 2))(rng) for _ in range(3)],
          graphs=1, breaks=0),
-    Case("try_caught", plain(try_caught), lambda rng: [arrays((2, 2))(rng) for _ in range(3)]),
+    Case("try_caught", plain(try_caught), lambda rng: [arrays((2, 2))(rng) for _ in range(3)], graphs=1, breaks=4),
     Case("list_in_list_out", plain(list_in_list_out),
          lambda rng: [([rng.standard_normal(4) for _ in range(3)],) for _ in range(3)], graphs=1, breaks=0),
     Case("dict_in_dict_out", plain(dict_in_dict_out),
@@ -569,4 +696,35 @@ CASES = [
     Case("attribute_read", plain(attribute_read),
          lambda rng: [(Config(2.0, 1.0), rng.standard_normal(3)), (Config(3.0, 1.0), rng.standard_normal(3))],
          graphs=1, breaks=0),
+    Case("print_in_loop", plain(print_in_loop),
+         lambda rng: [([rng.standard_normal(2) for _ in range(3)],) for _ in range(3)], graphs=3, breaks=3),
+    Case("inner_function_across_break", plain(inner_function_across_break),
+         lambda rng: [arrays((2,))(rng) for _ in range(3)], graphs=1, breaks=2),
+    Case("log_item", plain(log_item), lambda rng: [arrays((3, 2))(rng) for _ in range(3)], graphs=2, breaks=2),
+    Case("dict_with_float", plain(dict_with_float), lambda rng: [arrays((2, 3))(rng) for _ in range(3)],
+         graphs=1, breaks=1),
+    Case("shrink_while_large", plain(shrink_while_large),
+         lambda rng: [(rng.standard_normal(4) * 3,), (rng.standard_normal(4) * 0.1,), (rng.standard_normal(4) * 9,)]),
+    Case("global_list_append", global_list_append, lambda rng: [arrays((3,))(rng) for _ in range(3)],
+         graphs=2, breaks=2),
+    Case("noisy", plain(noisy), lambda rng: [(rng.standard_normal(3), np.random.default_rng(7)) for _ in range(3)],
+         graphs=2, breaks=2),
+    Case("generator_helper", plain(generator_helper),
+         lambda rng: [([rng.standard_normal(2) for _ in range(4)],) for _ in range(3)], graphs=1, breaks=0),
+    Case("recursion", plain(recursion), lambda rng: [arrays((2,))(rng) for _ in range(3)], graphs=1, breaks=0),
+    Case("shape_control", plain(shape_control), lambda rng: [arrays((3, 2))(rng) for _ in range(3)],
+         graphs=1, breaks=0),
+    Case("aliased_outputs", plain(aliased_outputs), lambda rng: [arrays((3,))(rng) for _ in range(3)],
+         graphs=1, breaks=0),
+    Case("nested_lists", plain(nested_lists),
+         lambda rng: [([[rng.standard_normal(2), rng.standard_normal(2)], [rng.standard_normal(4)]],)
+                      for _ in range(3)], graphs=1, breaks=0),
+    Case("star_unpack", plain(star_unpack), lambda rng: [arrays((3, 2))(rng) for _ in range(3)], graphs=1,
+         breaks=0),
+    Case("raises_out", plain(raises_out), lambda rng: [(np.abs(rng.standard_normal(3)),),
+                                                      (-np.abs(rng.standard_normal(3)),),
+                                                      (rng.standard_normal(2),)], graphs=2, breaks=1),
+    Case("lambda_and_sorted", plain(lambda_and_sorted),
+         lambda rng: [({"b": rng.standard_normal(2), "a": rng.standard_normal(2)},) for _ in range(3)],
+         graphs=1, breaks=1),
 ]

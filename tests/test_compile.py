@@ -58,6 +58,8 @@ def assert_same(eager, compiled, where="result"):
             assert_same(eager[k], compiled[k], f"{where}[{k!r}]")
     elif isinstance(eager, np.generic):
         assert compiled.dtype == eager.dtype and (compiled == eager or (compiled != compiled and eager != eager))
+    elif isinstance(eager, np.random.Generator):
+        assert compiled.bit_generator.state == eager.bit_generator.state, f"{where}: random state differs"
     elif isinstance(eager, (corpus.Config,)):
         assert vars(compiled) == vars(eager)
     else:
@@ -76,8 +78,11 @@ def leaves(x) -> list:
 
 
 def aliasing(result, args) -> list[list[bool]]:
-    """Which returned arrays share memory with which argument arrays (NumPy's views must stay views)."""
-    return [[np.shares_memory(r, a) for a in leaves(args)] for r in leaves(result)]
+    """Which returned arrays share memory with which argument arrays and with each other (NumPy's views must
+    stay views, one array returned twice must stay one array)."""
+    results = leaves(result)
+    return [[np.shares_memory(r, a) for a in leaves(args) + results] + [r is other for other in results]
+            for r in results]
 
 
 class Run:
@@ -89,7 +94,10 @@ class Run:
 
     def call(self, args, capsys) -> dict:
         args = copy.deepcopy(args)
-        result = self.fn(*args)
+        try:
+            result = self.fn(*args)
+        except Exception as e:  # raised by eager Python: the compiled function raises the same
+            result = ("raised", type(e), str(e))
         return {"result": result, "printed": capsys.readouterr().out, "effects": self.program.effects(),
                 "args after": args, "aliasing": aliasing(result, args)}
 
@@ -149,3 +157,342 @@ def test_corpus_matches_eager(name, capsys):
 
 def test_corpus_size():
     assert len(CASES) >= 30
+
+
+# --- every guard kind: changing the guarded thing recompiles (and says why); not changing it is a cache hit
+
+
+def double_n_times(x, n):
+    for _ in range(n):
+        x = x * 2.0
+    return x
+
+
+N_LAYERS = 2
+
+
+def global_layers(x):
+    for _ in range(N_LAYERS):
+        x = np.tanh(x)
+    return x
+
+
+def make_closure_layers(n):
+    def closure_layers(x):
+        for _ in range(n):
+            x = x + 1.0
+        return x
+    return closure_layers
+
+
+class LayerConfig:
+    def __init__(self, n_layers):
+        self.n_layers = n_layers
+
+
+def attribute_layers(cfg, x):
+    for _ in range(cfg.n_layers):
+        x = x - 1.0
+    return x
+
+
+def sum_list(xs):
+    return sum(xs)
+
+
+def dict_weights(params, x):
+    for name in params:
+        x = x @ params[name]
+    return x
+
+
+def branch_on_float(x):
+    total = float(x.sum())
+    if total > 0:
+        return x * 2.0
+    return -x
+
+
+class Recorded:
+    """A compiled function and its eager twin, called together; every result is compared bit for bit."""
+
+    def __init__(self, fn, **options):
+        self.fn = fn
+        self.cf = graph_lab.compile(fn, **options)
+
+    def __call__(self, *args):
+        expected = self.fn(*copy.deepcopy(args))
+        captures, runs = self.cf.captures, self.cf.body_runs
+        got = self.cf(*args)
+        assert_same(expected, got)
+        self.new_captures = self.cf.captures - captures
+        self.body_runs = self.cf.body_runs - runs
+        return got
+
+
+def assert_recompiles(rec: Recorded, args, *reason_parts: str):
+    recompiles = rec.cf.recompiles
+    rec(*args)
+    assert rec.cf.recompiles == recompiles + 1, rec.cf.recompile_log
+    for part in reason_parts:
+        assert part in rec.cf.recompile_log[-1], rec.cf.recompile_log[-1]
+
+
+def assert_cache_hit(rec: Recorded, args):
+    rec(*args)
+    assert rec.new_captures == 0, rec.cf.recompile_log
+    assert rec.body_runs == sum(1 for e in rec.cf.last_events if e.segment.end == "break")
+
+
+def test_guard_array_shape():
+    rec = Recorded(double_n_times)
+    rec(np.ones((4, 3)), 2)
+    assert_cache_hit(rec, (np.full((4, 3), 5.0), 2))
+    assert_recompiles(rec, (np.ones((5, 3)), 2), "x.shape[0] is 5, the cached graph was built for 4")
+    assert "test_compile.py:" in rec.cf.recompile_log[-1]  # the guard's source line
+    assert_cache_hit(rec, (np.ones((4, 3)), 2))  # both shapes stay cached
+    assert_cache_hit(rec, (np.ones((5, 3)), 2))
+
+
+def test_guard_array_dtype():
+    rec = Recorded(double_n_times)
+    rec(np.ones(3), 1)
+    assert_recompiles(rec, (np.ones(3, np.float32), 1), "x.dtype is float32, the cached graph was built for float64")
+    assert_cache_hit(rec, (np.zeros(3, np.float32), 1))
+
+
+def test_guard_python_constant_argument():
+    rec = Recorded(double_n_times)
+    rec(np.ones(3), 2)
+    assert rec.cf.cache[0][0].graph.count() == 2
+    assert_cache_hit(rec, (np.ones(3) * 3, 2))
+    assert_recompiles(rec, (np.ones(3), 3), "n is 3, the cached graph was built for 2")
+    assert rec.cf.cache[0][1].graph.count() == 3
+
+
+def test_python_number_in_arithmetic_is_a_graph_input_not_a_guard():
+    rec = Recorded(corpus.scaled)
+    rec(np.ones(3), 2.0)
+    assert_cache_hit(rec, (np.ones(3), 3.5))
+    assert_recompiles(rec, (np.ones(3), 3), "k is an int, the cached graph was built for a float")
+
+
+def test_guard_global_value():
+    fn, namespace = corpus.own_globals(global_layers, N_LAYERS=2)
+    rec = Recorded(fn)
+    rec(np.ones(3))
+    assert_cache_hit(rec, (np.ones(3) * 2,))
+    namespace["N_LAYERS"] = 3
+    assert_recompiles(rec, (np.ones(3),), "global N_LAYERS is 3, the cached graph was built for 2")
+    assert rec.cf.cache[0][-1].graph.count() == 3
+
+
+def test_guard_closure_cell_value():
+    fn = make_closure_layers(2)
+    rec = Recorded(fn)
+    rec(np.ones(3))
+    assert_cache_hit(rec, (np.zeros(3),))
+    fn.__closure__[0].cell_contents = 4
+    assert_recompiles(rec, (np.ones(3),), "closure n is 4, the cached graph was built for 2")
+
+
+def test_guard_attribute_value():
+    rec = Recorded(attribute_layers)
+    rec(LayerConfig(2), np.ones(3))
+    assert_cache_hit(rec, (LayerConfig(2), np.zeros(3)))  # another object, same attribute value
+    assert_recompiles(rec, (LayerConfig(1), np.ones(3)), "cfg.n_layers is 1, the cached graph was built for 2")
+
+
+def test_guard_container_length():
+    rec = Recorded(sum_list)
+    rec([np.ones(2), np.ones(2)])
+    assert_cache_hit(rec, [[np.zeros(2), np.full(2, 3.0)]])
+    assert_recompiles(rec, ([np.ones(2)] * 3,), "len(xs) is 3, the cached graph was built for 2")
+
+
+def test_guard_dict_keys():
+    w = np.eye(2)
+    rec = Recorded(dict_weights)
+    rec({"a": w, "b": w * 2}, np.ones((1, 2)))
+    assert_cache_hit(rec, ({"a": w * 3, "b": w}, np.ones((1, 2))))
+    assert_recompiles(rec, ({"a": w, "c": w}, np.ones((1, 2))),
+                      "params has keys ['a', 'c'], the cached graph was built for ['a', 'b']")
+    assert_recompiles(rec, ({"b": w, "a": w * 2}, np.ones((1, 2))), "has keys ['b', 'a']")  # order matters too
+
+
+def test_guard_data_dependent_branch_outcome():
+    rec = Recorded(branch_on_float)
+    rec(np.ones(3))
+    assert_cache_hit(rec, (np.full(3, 7.0),))  # another value, same outcome: the guard is on `total > 0` only
+    assert_recompiles(rec, (-np.ones(3),), "`float(x.sum())`", "> 0 is False, the cached graph was built for True")
+    assert_cache_hit(rec, (np.ones(3),))
+    assert_cache_hit(rec, (-np.full(3, 2.0),))
+
+
+def test_data_dependent_if_on_a_tensor_is_a_break_not_a_guard():
+    rec = Recorded(corpus.data_branch)
+    rec(np.ones(3))
+    first = rec.cf.last_events
+    assert [e.segment.end for e in first] == ["break", "return"]
+    assert "data-dependent value" in first[0].segment.break_reason
+    assert first[0].segment.break_instruction.startswith("POP_JUMP")
+    rec(-np.ones(3))  # the other branch: a new segment at its own offset, not a recompile
+    assert rec.new_captures == 1 and rec.cf.recompiles == 0
+    assert_cache_hit(rec, (np.full(3, 2.0),))
+    assert_cache_hit(rec, (-np.full(3, 2.0),))
+
+
+def test_same_array_passed_twice_is_guarded():
+    def add(a, b):
+        return a + b
+    rec = Recorded(add)
+    x = np.ones(3)
+    rec(x, x)
+    assert_recompiles(rec, (x, np.zeros(3)), "b is not the same array as a")
+    assert_cache_hit(rec, (np.zeros(3), np.ones(3)))
+
+
+# --- the recompile limit and fullgraph
+
+
+def test_recompile_limit_warns_once_and_stays_correct():
+    rec = Recorded(double_n_times, recompile_limit=2)
+    rec(np.ones(3), 1)
+    rec(np.ones(3), 2)
+    rec(np.ones(3), 3)
+    assert rec.cf.recompiles == 2
+    with pytest.warns(RecompileLimitWarning, match="recompile_limit=2") as warned:
+        rec(np.ones(3), 4)
+        for n in (5, 6, 1, 2):
+            rec(np.ones(3) * n, n)
+    assert len(warned) == 1
+    assert "n is 4, the cached graph was built for" in str(warned[0].message)
+    assert rec.cf.eager_fallback is not None
+
+
+def test_fullgraph_turns_a_break_into_an_error_naming_cause_and_line():
+    cf = graph_lab.compile(corpus.data_branch, fullgraph=True)
+    with pytest.raises(GraphBreak) as info:
+        cf(np.ones(3))
+    message = str(info.value)
+    assert "data-dependent value" in message
+    assert "compile_corpus.py:" in message and "POP_JUMP" in message
+    cf = graph_lab.compile(corpus.gelu_mlp, fullgraph=True)
+    x, p = np.ones((2, 8)), {"W1": np.ones((8, 4)), "W2": np.ones((4, 8))}
+    assert_same(corpus.gelu_mlp(x, p), cf(x, p))  # no break: no error
+
+
+def test_fullgraph_names_a_print():
+    cf = graph_lab.compile(corpus.print_middle, fullgraph=True)
+    with pytest.raises(GraphBreak, match=r"side effect: call to print\(\).*") as info:
+        cf(np.ones(2))
+    assert f"compile_corpus.py:{corpus.print_middle.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+# --- traps: each of these once gave a silently wrong result or a crash. Two calls that differ only in the thing
+# the capture must not freeze; both must match eager.
+
+class Box:
+    def __init__(self, w):
+        self.w = w
+
+
+def _scale_kw(x, **kw):
+    return x * kw["s"]
+
+
+def _scale_args(x, *a):
+    return x * a[0]
+
+
+def _slice_first(xs):
+    return xs[1:][0] * 2.0
+
+
+MUTABLE_DEFAULT = np.ones(2)
+
+
+def _with_default(x, w=MUTABLE_DEFAULT):
+    return x * w
+
+
+TRAPS = {
+    # a number read from the inputs, then stored in a list the function made
+    "number in a new list": (lambda x, k: x * sum([k, 2.0]), [(np.ones(2), 2.0), (np.ones(2), 3.0)]),
+    "number read back from a new list": (lambda x, k: x * [k, 2.0][0], [(np.ones(2), 2.0), (np.ones(2), 3.0)]),
+    # arrays reached through a list slice, dict.values(), getattr(): they must be graph inputs, not constants
+    "slice of a list argument": (_slice_first, [([np.ones(2), np.ones(2)],), ([np.ones(2), np.zeros(2)],)]),
+    "dict.values()": (lambda d: sum(v for v in d.values()), [({"a": np.ones(2)},), ({"a": np.zeros(2)},)]),
+    "getattr builtin": (lambda x, b: x * getattr(b, "w"), [(np.ones(2), Box(np.ones(2))), (np.ones(2), Box(np.zeros(2)))]),
+    # numbers that reach a helper through **kwargs, *args, a closure cell, a NumPy scalar index
+    "**kwargs number": (lambda x, s: _scale_kw(x, s=s), [(np.ones(2), 2.0), (np.ones(2), 3.0)]),
+    "*args number": (lambda x, s: _scale_args(x, s), [(np.ones(2), 2.0), (np.ones(2), 3.0)]),
+    "NumPy integer index": (lambda x, i: x[i], [(np.arange(5.0), np.int64(1)), (np.arange(5.0), np.int64(3))]),
+    "dtype argument": (lambda x, dt: x.astype(dt), [(np.ones(2), np.dtype(np.float32)), (np.ones(2), np.dtype(np.int64))]),
+    # a mutable default argument changed between calls
+    "mutable default": (lambda x: _with_default(x), [(np.ones(2),), (np.full(2, 3.0),)]),
+    # a keyword call whose CALL is the break (KW_NAMES ran before it, in the graph)
+    "keyword call at a break": (lambda d: sorted(d, key=lambda k: -len(k)), [({"a": 1, "bb": 2},), ({"ccc": 1, "d": 2},)]),
+}
+
+
+@pytest.mark.parametrize("name", list(TRAPS))
+def test_trap(name):
+    fn, calls = TRAPS[name]
+    rec = Recorded(fn)
+    for args in calls:
+        rec(*args)
+
+
+def test_trap_mutable_default_changed_in_place():
+    rec = Recorded(lambda x: _with_default(x))
+    rec(np.ones(2))
+    MUTABLE_DEFAULT[:] = 5.0
+    try:
+        rec(np.ones(2))
+    finally:
+        MUTABLE_DEFAULT[:] = 1.0
+
+
+def test_trap_callback_side_effect_in_map_runs_on_every_call():
+    log = []
+
+    def doubled(xs):
+        return list(map(lambda t: log.append(len(log)) or t * 2.0, xs))
+    cf = graph_lab.compile(doubled)
+    for _ in range(3):
+        assert_same([np.full(2, 2.0)] * 2, cf([np.ones(2), np.ones(2)]))
+    assert log == list(range(6))
+
+
+def test_trap_loop_iterator_survives_a_break(capsys):
+    rec = Recorded(corpus.print_in_loop)
+    rec([np.ones(2), np.ones(2)])
+    rec([np.zeros(2), np.full(2, 3.0)])
+    assert capsys.readouterr().out.count("step") == 8  # eager's 4 and compiled's 4
+
+
+def test_match_on_a_sequence_is_captured():
+    def matcher(x, pair):
+        match pair:
+            case (a, b):
+                return x * a + b
+        return x
+    rec = Recorded(matcher)
+    rec(np.ones(2), (2.0, 1.0))
+    rec(np.ones(2), [3.0, 1.0])
+    rec(np.ones(2), 5.0)
+    assert rec.cf.eager_fallback is None
+
+
+def test_unknown_opcode_runs_eagerly_from_the_start():
+    def keys_matcher(x, options):
+        match options:
+            case {"scale": s}:
+                return x * s
+        return x
+    cf = graph_lab.compile(keys_matcher)
+    assert "opcode MATCH_KEYS (line" in (cf.eager_fallback or "")  # never a partial run, never a crash
+    assert_same(keys_matcher(np.ones(2), {"scale": 2.0}), cf(np.ones(2), {"scale": 2.0}))
+    with pytest.raises(GraphBreak, match="MATCH_KEYS .* has no handler"):
+        graph_lab.compile(keys_matcher, fullgraph=True)

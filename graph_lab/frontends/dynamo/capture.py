@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import math
+import linecache
 import operator
 import sys
 import types
@@ -29,6 +29,7 @@ import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
+from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
@@ -36,7 +37,7 @@ from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
 from .sources import (AttrSource, CellContentsSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource,
-                      ObjectSource)
+                      ObjectSource, StackSource)
 
 _SCALARS = (bool, int, float, complex, str)
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range, np.generic)
@@ -44,6 +45,9 @@ _CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, t
               types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType)
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 _LAZY_ITERATORS = {zip, enumerate, reversed, iter, map, filter}
+_COMPUTING_OPCODES = {"CALL", "CALL_FUNCTION_EX", "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "LOAD_ATTR",
+                      "FORMAT_VALUE", "UNARY_NEGATIVE", "UNARY_NOT", "CONTAINS_OP"}
+"""Instructions that leave what they computed on top of the stack (named after their source text)."""
 PURE_BUILTINS = {
     len, range, int, float, bool, abs, min, max, sum, tuple, list, dict, zip, enumerate, reversed, sorted, str,
     repr, ascii, format, round, divmod, pow, all, any, slice, iter, map, filter, hash, frozenset, set, chr, ord,
@@ -57,6 +61,9 @@ READ_ONLY_METHODS = {"get", "keys", "values", "items", "index", "count", "copy",
                      "format", "split", "strip", "lower", "upper", "replace", "__getitem__", "__contains__",
                      "__len__"}
 _INTERNAL_MODULE_PREFIXES = ("numpy", "graph_lab")
+IMPURE_NUMPY = {np.seterr, np.seterrcall, np.set_printoptions, np.save, np.savez, np.savetxt, np.copyto, np.put,
+                np.place, np.putmask, np.fill_diagonal}
+"""NumPy functions that change state outside their result: each call is a side effect."""
 _OPERATOR_TEXT = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/", operator.floordiv: "//",
     operator.mod: "%", operator.pow: "**", operator.matmul: "@", operator.and_: "&", operator.or_: "|",
@@ -75,8 +82,9 @@ class DynamoRecorder(Recorder):
 
     kind = "compile"
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, location):
         self.graph = graph
+        self.location = location  # the line of the bytecode being interpreted (not Python's own stack)
 
     def add_node(self, node: Node) -> None:
         self.graph.nodes.append(node)
@@ -141,7 +149,7 @@ class CaptureContext:
 
     def __init__(self, fn_globals: dict):
         self.graph = Graph("compiled")
-        self.recorder = DynamoRecorder(self.graph)
+        self.recorder = DynamoRecorder(self.graph, self.loc)
         self.guards = GuardSet()
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
@@ -167,6 +175,19 @@ class CaptureContext:
             self.sourced.setdefault(id(value), source)
             self._keep.append(value)
         return Var(value, source)
+
+    def stack_source(self, index: int, depth: int) -> StackSource:
+        """The source of a stack entry where capture resumes: the top of the stack is what the instruction Python
+        just ran computed, named by its source text (``float(x.sum())``) in guards and graph inputs."""
+        frame = self.frame
+        if frame is None or frame.ip == 0 or index != depth - 1 or \
+                frame.instructions[frame.ip - 1].opname not in _COMPUTING_OPCODES:
+            return StackSource(index)
+        ins = frame.instructions[frame.ip - 1]
+        loc = SourceLoc(frame.code.co_filename, ins.positions.lineno) if ins.positions and \
+            ins.positions.lineno else frame.loc()
+        code = _expression_text(frame.code.co_filename, ins.positions) if ins.positions else ""
+        return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
         known = self.arrays_by_id.get(id(array))
@@ -490,6 +511,21 @@ class CaptureContext:
         self.cell_vars[id(cell)] = var
         cell.cell_contents = var.value
 
+    def delete_cell(self, frame: Frame, name: str) -> None:
+        cell = frame.cell(name).value
+        if id(cell) not in self.cell_vars:
+            self.side_effect(f"del of the variable {name!r}, which another function shares")
+        self.cell_vars[id(cell)] = None
+        del cell.cell_contents
+
+    def import_module(self, frame: Frame, name: str, fromlist, level: int) -> Var:
+        """An import statement inside the function: a lookup when everything it names is imported already."""
+        module = sys.modules.get(name) if level == 0 else None
+        if module is None or any(not hasattr(module, n) for n in fromlist or ()):
+            self.side_effect(f"import of {name}, which runs the module's code the first time")
+        result = __import__(name, frame.f_globals, None, fromlist, level)
+        return self.wrap(result, ObjectSource(result, f"module {result.__name__}"))
+
     def load_attr(self, obj: Var, name: str) -> Var:
         value = obj.value
         if isinstance(value, Tensor):
@@ -519,6 +555,8 @@ class CaptureContext:
         if is_internal_function(f) and not isinstance(f, type):
             if (getattr(f, "__module__", "") or "").startswith("numpy.random"):
                 self.side_effect(f"random number generation ({f.__name__})")
+            if f in IMPURE_NUMPY or (isinstance(f, types.MethodType) and not isinstance(f.__self__, Tensor)):
+                self.side_effect(f"call to {getattr(f, '__qualname__', f)}, which changes state outside the graph")
             if fn.source is not None:
                 self.guard(fn)
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
@@ -555,8 +593,12 @@ class CaptureContext:
         return False
 
     def _pure_builtin(self, f, args, kwargs) -> Var:
-        if f is len and len(args) == 1 and args[0].source is None and not isinstance(args[0].value, Tensor):
-            return Var(len(args[0].value))  # a container made during capture: its length is known
+        if f is len and len(args) == 1 and not kwargs and not isinstance(args[0].value, Tensor):
+            value, source = args[0].value, args[0].source
+            if source is None:
+                return Var(len(value))  # a container made during capture: its length is known
+            if type(value) in (list, tuple, dict, str):  # computed again on each call, guarded where it is used
+                return Var(len(value), DerivedSource(len, (source,), "len({0})"))
         if f in (zip, enumerate, reversed, iter) and not kwargs and args and all(
                 type(a.value) in (list, tuple, dict) or isinstance(a.value, Tensor) for a in args[:1 if f is not zip
                                                                                               else None]):
@@ -661,13 +703,13 @@ class CaptureContext:
         f = fn.value
         if isinstance(f, types.FunctionType) and not is_internal_function(f):
             if fn.source is not None:
-                self.guard(fn)
+                self._guard_function(f, fn.source)
             return f, None, None, fn.source
         if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType) \
                 and not is_internal_function(f.__func__):
             func_source = AttrSource(fn.source, "__func__") if fn.source is not None else None
             if func_source is not None:
-                self.guards.add(Guard("id", func_source, f.__func__, self.loc()))
+                self._guard_function(f.__func__, func_source)
             self_source = fn.source.base if isinstance(fn.source, AttrSource) else self.sourced.get(id(f.__self__))
             return f.__func__, f.__self__, self_source, func_source
         call = getattr(type(f), "__call__", None)
@@ -676,6 +718,21 @@ class CaptureContext:
                 self.guards.add(Guard("type", fn.source, type(f), self.loc()))
             return call, f, fn.source, None
         return None, None, None, None
+
+    def _guard_function(self, f: types.FunctionType, source) -> None:
+        """What inlining ``f`` depends on: its code, globals and defaults (its closure is read through sources).
+        Not the function object: an inner function is a new object on every call, with the same code."""
+        loc = self.loc()
+        self.guards.add(Guard("id", AttrSource(source, "__code__"), f.__code__, loc))
+        self.guards.add(Guard("id", AttrSource(source, "__globals__"), f.__globals__, loc))
+        for name, defaults in (("__defaults__", f.__defaults__), ("__kwdefaults__", f.__kwdefaults__)):
+            where = AttrSource(source, name)
+            if defaults is None:
+                self.guards.add(Guard("equals", where, None, loc))
+            else:  # the values themselves are read through sources, as arguments are
+                self.guards.add(Guard("type", where, type(defaults), loc))
+                self.guards.add(Guard("len", where, len(defaults), loc) if type(defaults) is tuple else
+                                Guard("keys", where, tuple(defaults), loc))
 
     def inline(self, frame: Frame, func: types.FunctionType, args: list[Var], kwargs: dict[str, Var], source):
         if frame.depth > 32:
@@ -713,9 +770,9 @@ class CaptureContext:
                 local_vars[name] = self.build(dict, {k: v if isinstance(v, Var) else Var(v) for k, v in value.items()})
             elif isinstance(value, Var):
                 local_vars[name] = value
-            elif is_constant(value):  # a default value: part of the function, whose identity is guarded
-                local_vars[name] = Var(value)
-            else:  # a mutable default (an array, a list): read through the function, as Python does
+            elif source is None and id(func) in self.created_ids:  # made during capture, defaults too
+                local_vars[name] = Var(value) if is_constant(value) else self._from_container(value)
+            else:  # a default value: read through the function, as an argument is read
                 local_vars[name] = self.wrap(value, self._default_source(func, name, source))
         return local_vars
 
@@ -729,6 +786,14 @@ class CaptureContext:
             first = len(positional) - len(func.__defaults__)
             return ItemSource(AttrSource(source, "__defaults__"), positional.index(name) - first)
         return ItemSource(AttrSource(source, "__kwdefaults__"), name)
+
+
+def _expression_text(filename: str, positions) -> str:
+    """The source text an instruction came from (one line only), e.g. ``float(x.sum())``."""
+    if positions.lineno is None or positions.lineno != positions.end_lineno or positions.col_offset is None:
+        return ""
+    line = linecache.getline(filename, positions.lineno)
+    return line.encode()[positions.col_offset:positions.end_col_offset].decode(errors="replace").strip()
 
 
 def call_method(obj, name: str, *args):
@@ -859,6 +924,12 @@ class ConcreteContext:
 
     def store_cell(self, frame, name, var):
         frame.cell(name).value.cell_contents = var.value
+
+    def delete_cell(self, frame, name):
+        del frame.cell(name).value.cell_contents
+
+    def import_module(self, frame, name, fromlist, level):
+        return Var(__import__(name, frame.f_globals, None, fromlist, level))
 
     def load_attr(self, obj, name):
         return Var(getattr(obj.value, name))

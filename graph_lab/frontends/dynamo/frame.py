@@ -92,7 +92,6 @@ class Frame:
         self.instructions = instructions_of(code)
         self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
         self.ip = 0
-        self.kw_names: tuple = ()
         self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
 
     @property

@@ -57,7 +57,7 @@ class Guard:
         if self.kind == "array":
             shape, dtype = self.expected
             if not isinstance(value, np.ndarray):
-                return f"{what} is a {type(value).__name__}, the cached graph was built for an ndarray{where}"
+                return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray{where}"
             if value.shape != shape:
                 for i, (a, b) in enumerate(zip(value.shape, shape)):
                     if a != b:
@@ -67,8 +67,8 @@ class Guard:
         if self.kind == "equals":
             return f"{what} is {value!r}, the cached graph was built for {self.expected!r}{where}"
         if self.kind == "type":
-            return f"{what} is a {type(value).__name__}, the cached graph was built for a " \
-                   f"{self.expected.__name__}{where}"
+            return f"{what} is {_a(type(value).__name__)}, the cached graph was built for " \
+                   f"{_a(self.expected.__name__)}{where}"
         if self.kind == "len":
             return f"len({what}) is {len(value)}, the cached graph was built for {self.expected}{where}"
         if self.kind == "keys":
@@ -77,6 +77,10 @@ class Guard:
             return f"{what} is not the same array as {self.expected.describe()}, the cached graph was built " \
                    f"for one array passed as both{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def _short(obj) -> str:
@@ -114,21 +118,19 @@ class GuardSet:
     def compile(self):
         """One function ``check(inputs) -> index of the first failing guard, or -1``.
 
-        Each source is read once; a source that cannot be read (a missing attribute, a shorter list, a
-        computation that raises) fails the first guard that reads it."""
+        Guards run in the order they were added (an entry's type before its length, a dict's keys before an item);
+        each source is read once, before the first guard that needs it, and a source that cannot be read (a
+        missing key, a computation that raises) fails that guard."""
         sources: list[Source] = []
         index: dict[Source, int] = {}
-        first_use: list[int] = []
+        lines = ["def check(I):"]
         for n, g in enumerate(self.guards):
             for s in ([g.source, g.expected] if g.kind == "alias" else [g.source]):
                 if s not in index:
                     index[s] = len(sources)
                     sources.append(s)
-                    first_use.append(n)
-        lines = ["def check(I):"]
-        for i, s in enumerate(sources):
-            lines += ["    try:", f"        v{i} = S[{i}](I)", "    except Exception:", f"        return {first_use[i]}"]
-        for n, g in enumerate(self.guards):
+                    lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
+                              f"        return {n}"]
             other = f"v{index[g.expected]}" if g.kind == "alias" else ""
             lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
             lines.append(f"        return {n}")

@@ -7,7 +7,9 @@ raises ``BreakGraph``; in concrete mode everything is real. Adding 3.12 support 
 
 from __future__ import annotations
 
+import builtins
 import dis
+import inspect
 import operator
 import sys
 import types
@@ -42,6 +44,19 @@ def _unhandled(frame, ins):
 
 def supported_opnames() -> set[str]:
     return {name for name, (v, _) in HANDLERS.items() if v[0] <= sys.version_info.minor <= v[1]}
+
+
+def cannot_interpret(code) -> str | None:
+    """Why a function cannot run through this interpreter at all (so it must run eagerly from the start), or
+    None. A graph break runs one instruction of the function itself, so every opcode it has needs a handler."""
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return f"{code.co_name} is a generator or coroutine function"
+    supported = supported_opnames()
+    for ins in dis.get_instructions(code):
+        if ins.opname not in supported and ins.opname != "CACHE":
+            return (f"opcode {ins.opname} (line {ins.positions.lineno}) has no handler in graph_lab's bytecode "
+                    f"interpreter for Python {sys.version_info.major}.{sys.version_info.minor}")
+    return None
 
 
 # --- no-ops and stack shuffling
@@ -429,8 +444,19 @@ def _yield_value(frame, ins):
 
 @handles("KW_NAMES")
 def _kw_names(frame, ins):
-    # 3.11's dis leaves argval unresolved for KW_NAMES: the names are the tuple co_consts[arg].
-    frame.kw_names = frame.code.co_consts[ins.arg]
+    return None  # read by CALL from the bytecode itself (see keyword_names), so it survives a graph break
+
+
+def keyword_names(frame, call_index: int) -> tuple:
+    """The keyword names of the CALL at ``call_index``: 3.11 puts KW_NAMES right before its PRECALL. Read from
+    the bytecode, not from frame state, because a graph break may fall between KW_NAMES and CALL.
+    (3.11's dis leaves KW_NAMES's argval unresolved: the names are the tuple co_consts[arg].)"""
+    i = call_index - 1
+    if i >= 0 and frame.instructions[i].opname == "PRECALL":
+        i -= 1
+    if i >= 0 and frame.instructions[i].opname == "KW_NAMES":
+        return frame.code.co_consts[frame.instructions[i].arg]
+    return ()
 
 
 @handles("CALL")
@@ -442,7 +468,7 @@ def _call(frame, ins):
         fn = first
     else:
         fn, args = second, [first] + args
-    kw_names, frame.kw_names = frame.kw_names, ()
+    kw_names = keyword_names(frame, frame.ip - 1)
     positional = args[:len(args) - len(kw_names)]
     kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
     frame.push(frame.ctx.call(frame, fn, positional, kwargs))
@@ -517,3 +543,105 @@ def _reraise(frame, ins):
     raise exc
 
 
+
+
+# --- less common statements: star unpacking, sets, imports, with, del, class bodies, match
+
+
+@handles("UNPACK_EX")
+def _unpack_ex(frame, ins):
+    before, after = ins.arg & 0xFF, ins.arg >> 8
+    items = frame.ctx.iterate(frame.pop(), as_vars=True)
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
+    for v in reversed(items[len(items) - after:]):
+        frame.push(v)
+    frame.push(frame.ctx.build(list, items[before:len(items) - after]))
+    for v in reversed(items[:before]):
+        frame.push(v)
+
+
+@handles("BUILD_SET")
+def _build_set(frame, ins):
+    frame.push(frame.ctx.created({frame.ctx.contained(v) for v in frame.popn(ins.arg)}))
+
+
+@handles("SET_ADD")
+def _set_add(frame, ins):
+    value = frame.pop()
+    frame.stack[-ins.arg].value.add(frame.ctx.contained(value))
+
+
+@handles("SET_UPDATE")
+def _set_update(frame, ins):
+    other = frame.pop()
+    frame.stack[-ins.arg].value.update(frame.ctx.contained(v) for v in frame.ctx.iterate(other, as_vars=True))
+
+
+@handles("IMPORT_NAME")
+def _import_name(frame, ins):
+    fromlist, level = frame.ctx.use(frame.pop()), frame.ctx.use(frame.pop())
+    frame.push(frame.ctx.import_module(frame, ins.argval, fromlist, level))
+
+
+@handles("IMPORT_FROM")
+def _import_from(frame, ins):
+    frame.push(frame.ctx.load_attr(frame.stack[-1], ins.argval))
+
+
+@handles("BEFORE_WITH")
+def _before_with(frame, ins):
+    frame.ctx.side_effect("entering a with statement (__enter__)")
+    manager = frame.pop().value
+    exit_method = types.MethodType(type(manager).__exit__, manager)
+    entered = type(manager).__enter__(manager)
+    frame.push(Var(exit_method))
+    frame.push(Var(entered))
+
+
+@handles("WITH_EXCEPT_START")
+def _with_except_start(frame, ins):
+    frame.ctx.side_effect("leaving a with statement on an exception (__exit__)")
+    exc = frame.stack[-1].value
+    exit_method = frame.stack[-4].value
+    frame.push(Var(exit_method(type(exc), exc, exc.__traceback__)))
+
+
+@handles("LOAD_BUILD_CLASS")
+def _load_build_class(frame, ins):
+    frame.ctx.side_effect("a class statement")
+    frame.push(Var(builtins.__build_class__))
+
+
+@handles("DELETE_ATTR")
+def _delete_attr(frame, ins):
+    obj = frame.pop()
+    frame.ctx.side_effect(f"del of the attribute {ins.argval!r}")
+    delattr(obj.value, ins.argval)
+
+
+@handles("DELETE_GLOBAL")
+def _delete_global(frame, ins):
+    frame.ctx.side_effect(f"del of the global {ins.argval!r}")
+    del frame.f_globals[ins.argval]
+
+
+@handles("DELETE_DEREF")
+def _delete_deref(frame, ins):
+    frame.ctx.delete_cell(frame, ins.argval)
+
+
+@handles("GET_LEN")
+def _get_len(frame, ins):
+    frame.push(frame.ctx.call(frame, Var(len), [frame.stack[-1]], {}))
+
+
+@handles("MATCH_SEQUENCE", "MATCH_MAPPING")
+def _match_kind(frame, ins):
+    flag = _TPFLAGS_SEQUENCE if ins.opname == "MATCH_SEQUENCE" else _TPFLAGS_MAPPING
+    kind = frame.ctx.call(frame, Var(type), [frame.stack[-1]], {})
+    frame.push(Var(bool(kind.value.__flags__ & flag)))
+
+
+_TPFLAGS_SEQUENCE = 1 << 5  # what CPython's MATCH_SEQUENCE and MATCH_MAPPING test on the subject's type
+_TPFLAGS_MAPPING = 1 << 6

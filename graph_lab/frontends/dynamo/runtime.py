@@ -14,8 +14,9 @@ from ...errors import GraphLabError
 from ... import logs
 from .capture import CaptureContext, ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
+from .handlers import cannot_interpret
 from .segment import RecipeMaker, Segment, interpret_runner, now
-from .sources import ClosureSource, FrameInputs, LocalSource, StackSource
+from .sources import ClosureSource, FrameInputs, LocalSource
 
 
 class GraphBreak(GraphLabError):
@@ -63,6 +64,12 @@ class CompiledFunction:
         self.recompile_log: list[str] = []
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         functools.update_wrapper(self, fn)
+        reason = cannot_interpret(self.code)
+        if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
+            if fullgraph:
+                raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
+            self.eager_fallback = reason
+            logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
 
     # --- calling
 
@@ -153,7 +160,8 @@ class CompiledFunction:
         frame.jump(offset)
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
-        frame.stack = [ctx.wrap(v, StackSource(i)) if v is not NULL else Var(NULL) for i, v in enumerate(inputs.stack)]
+        frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
+                       for i, v in enumerate(inputs.stack)]
         steps = 0
         while True:
             ins = frame.instructions[frame.ip]

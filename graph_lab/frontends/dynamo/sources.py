@@ -46,12 +46,14 @@ class LocalSource(Source):
 @dataclass(frozen=True)
 class StackSource(Source):
     index: int
+    label: str = field(default="", compare=False)
+    """How a person would name the value, e.g. "the result of `float(x.sum())` (f.py:12)"; not part of equality."""
 
     def fetch(self, inputs):
         return inputs.stack[self.index]
 
     def describe(self):
-        return f"<stack {self.index}>"
+        return self.label or f"<stack {self.index}>"
 
 
 @dataclass(frozen=True)
