@@ -609,6 +609,49 @@ def lambda_and_sorted(d):
     return {k: v * 2.0 for k, v in order}
 
 
+def _fail(x, kind):
+    if kind == 1:
+        raise KeyError("missing")
+    if kind == 2:
+        raise ValueError("bad")
+    return x
+
+
+def catch_kinds(x, kind):
+    """Different exceptions raised at the same call, caught by different handlers."""
+    try:
+        y = _fail(x, kind)
+    except KeyError:
+        y = x + 1.0
+    except ValueError as e:
+        y = x + len(str(e))
+    return y
+
+
+class Doubled:
+    """A weight behind a property: its code runs on every read, as in eager."""
+
+    def __init__(self, w):
+        self._w = w
+
+    @property
+    def w(self):
+        return self._w * 2.0
+
+
+def use_property(model, x):
+    """A property read on an object passed in."""
+    return x @ model.w
+
+
+def drop_key(x):
+    """del on a dict the function made, then returned."""
+    d = {"a": x, "b": x * 2.0, "c": 1}
+    del d["a"]
+    d["n"] = len(d)
+    return d
+
+
 CASES = [
     Case("gelu_mlp", plain(gelu_mlp),
          lambda rng: [(rng.standard_normal((4, 8)), {"W1": rng.standard_normal((8, 16)),
@@ -727,4 +770,10 @@ CASES = [
     Case("lambda_and_sorted", plain(lambda_and_sorted),
          lambda rng: [({"b": rng.standard_normal(2), "a": rng.standard_normal(2)},) for _ in range(3)],
          graphs=1, breaks=1),
+    Case("catch_kinds", plain(catch_kinds),
+         lambda rng: [(rng.standard_normal(2), k) for k in (1, 2, 1, 0, 2)]),
+    Case("use_property", plain(use_property),
+         lambda rng: [(Doubled(rng.standard_normal((3, 2))), rng.standard_normal((2, 3))) for _ in range(3)],
+         graphs=1, breaks=0),
+    Case("drop_key", plain(drop_key), lambda rng: [arrays((2,))(rng) for _ in range(3)], graphs=1, breaks=0),
 ]

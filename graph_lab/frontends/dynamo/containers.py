@@ -50,6 +50,7 @@ class TrackedContainers:
         elif isinstance(value, IterState):
             for var in value.items[value.pos:]:
                 self.ctx.contained(var)
+                self.settle(var.value)
 
     def get(self, container, key) -> Var | None:
         """``container[key]`` as a Var, when the container is tracked (None: use the real container)."""

@@ -226,8 +226,7 @@ def _store_subscr(frame, ins):
 @handles("DELETE_SUBSCR")
 def _delete_subscr(frame, ins):
     key, container = frame.pop(), frame.pop()
-    frame.ctx.mutate(container, "del x[key]")
-    del container.value[frame.ctx.use(key)]
+    frame.ctx.delete_subscript(container, key)
 
 
 # --- building containers
@@ -531,9 +530,8 @@ def _pop_except(frame, ins):
 
 @handles("CHECK_EXC_MATCH")
 def _check_exc_match(frame, ins):
-    kind = frame.pop().value
-    exc = frame.stack[-1].value
-    frame.push(Var(isinstance(exc, kind)))
+    kind = frame.pop()
+    frame.push(frame.ctx.call(frame, Var(isinstance), [frame.stack[-1], kind], {}))  # guards the type caught
 
 
 @handles("RERAISE")

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ...errors import GraphLabError
 from ... import logs
-from .capture import CaptureContext, ConcreteContext
+from .capture import CaptureContext
+from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .segment import RecipeMaker, Segment, interpret_runner, now
@@ -180,8 +181,9 @@ class CompiledFunction:
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
         maker = RecipeMaker(ctx)
-        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()}
-        stack_recipes = [maker.var(v) for v in frame.stack]
+        live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
+        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
+        stack_recipes = [maker.var(v) for v in frame.stack] if live else []
         result_recipe = maker.var(result) if result is not None else None
         ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
