@@ -522,3 +522,71 @@ def test_greedy_decode_matches_eager_token_for_token():
     # Every step after the first is a cache hit: the position moves, the shapes do not.
     assert captures(cf) == first_step_captures
     assert sum(g.recompiles for g in compiled_functions(cf)) == 0
+
+
+# --- values that leave the function: iterators, closures; builtins that read the function's own frame
+
+
+SETTINGS = {"scale": 2.0}
+
+
+class Unit:
+    SCALE = 2.0
+
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        print("unit", x.shape)  # a break inside a method: the method runs compiled on its own
+        return x * type(self).SCALE
+
+
+class Child(Unit):
+    def apply(self, x):
+        return super().apply(x) + self.w
+
+
+def test_returned_generator_expression_is_a_generator():
+    def doubled(xs):
+        return (t * 2.0 for t in xs)
+    cf = graph_lab.compile(doubled)
+    for xs in ([np.ones(2), np.zeros(2)], [np.full(2, 3.0), np.ones(2)]):
+        got = cf(xs)
+        assert type(got) is type(doubled(xs))
+        assert_same(list(doubled(xs)), list(got))
+
+
+def test_returned_closure_sees_this_calls_values():
+    def make_adder(x):
+        def add(t):
+            return t + x
+        return add
+    cf = graph_lab.compile(make_adder)
+    for x in (np.ones(2), np.full(2, 5.0)):
+        assert_same(make_adder(x)(1.0), cf(x)(1.0))
+
+
+def test_globals_locals_and_eval_see_the_function_not_graph_lab(capsys):
+    def introspect(x):
+        scale = globals()["SETTINGS"]["scale"]
+        print(sorted(locals()))
+        return x * scale + eval("scale")
+    rec = Recorded(introspect)
+    rec(np.ones(2))
+    rec(np.zeros(2))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == out[1] == "['scale', 'x']"
+
+
+def test_super_and_class_attributes_in_a_method_compiled_at_a_break(capsys):
+    def run(model, x):
+        return model.apply(x)
+    rec = Recorded(run)
+    rec(Child(np.ones(2)), np.ones(2))
+    Unit.SCALE = 3.0  # a class attribute read through type(self): a graph input, read again on every call
+    try:
+        rec(Child(np.ones(2)), np.ones(2))
+    finally:
+        Unit.SCALE = 2.0
+    assert [g.fn.__name__ for g in compiled_functions(rec.cf)] == ["run", "apply", "apply"]
+    assert all(g.recompiles == 0 for g in compiled_functions(rec.cf))

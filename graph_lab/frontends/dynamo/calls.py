@@ -157,6 +157,8 @@ class CallCapture:
                 self.use(obj)
             else:
                 self.guards.add(Guard("type", obj.source, type(obj.value), self.loc()))
+            if f is type and not rest:  # the class, read through its source: its attributes are guarded too
+                return self.wrap(type(obj.value), AttrSource(obj.source, "__class__"))
         return self.created(self._run(f, [obj.value] + rest, {}))
 
     def _getattr(self, f, args, kwargs) -> Var:

@@ -116,9 +116,55 @@ class ConcreteContext:
 
     def call(self, frame, fn, args, kwargs):
         f, args, kwargs = fn.value, [a.value for a in args], {k: v.value for k, v in kwargs.items()}
+        if f in FRAME_BUILTINS:
+            return Var(FRAME_BUILTINS[f](frame, args, kwargs))
         callee = compilable_callee(f) if self.compile_callee is not None else None
         if callee is not None:
             compiled = self.compile_callee(callee[0])
             if compiled is not None:
                 return Var(compiled(*args, **kwargs) if callee[1] is None else compiled(callee[1], *args, **kwargs))
         return Var(f(*args, **kwargs))
+
+
+def _local_values(frame) -> dict:
+    out = {}
+    for name, var in frame.locals.items():
+        if name in frame.code.co_cellvars:
+            try:
+                out[name] = var.value.cell_contents
+            except ValueError:
+                continue
+        else:
+            out[name] = var.value
+    return out
+
+
+def _super(frame, args, kwargs):
+    if args or kwargs:
+        return super(*args, **kwargs)
+    first = frame.code.co_varnames[0]
+    self_value = frame.locals[first].value
+    if first in frame.code.co_cellvars:
+        self_value = self_value.cell_contents
+    return super(frame.cell("__class__").value.cell_contents, self_value)
+
+
+def _with_frame_namespaces(fn):
+    def call(frame, args, kwargs):
+        if len(args) == 1 and not kwargs:  # eval("x + 1") reads the function's own globals and locals
+            args = [args[0], frame.f_globals, _local_values(frame)]
+        return fn(*args, **kwargs)
+    return call
+
+
+FRAME_BUILTINS = {
+    globals: lambda frame, args, kwargs: frame.f_globals,
+    locals: lambda frame, args, kwargs: _local_values(frame),
+    vars: lambda frame, args, kwargs: vars(*args) if args else _local_values(frame),
+    dir: lambda frame, args, kwargs: dir(*args) if args else sorted(_local_values(frame)),
+    super: _super,
+    eval: _with_frame_namespaces(eval),
+    exec: _with_frame_namespaces(exec),
+}
+"""Builtins that read the calling frame: here the frame is the interpreted function's, not graph_lab's own."""
+

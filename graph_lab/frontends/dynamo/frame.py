@@ -42,7 +42,8 @@ class Var:
 
 
 class IterState:
-    """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars."""
+    """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars.
+    It is a real iterator too, for the native code that may meet it at a graph break."""
 
     __slots__ = ("items", "pos")
 
@@ -51,9 +52,13 @@ class IterState:
         self.pos = pos
 
     def __iter__(self):
-        while self.pos < len(self.items):
-            self.pos += 1
-            yield self.items[self.pos - 1].value
+        return self
+
+    def __next__(self):
+        if self.pos >= len(self.items):
+            raise StopIteration
+        self.pos += 1
+        return self.items[self.pos - 1].value
 
 
 class BreakGraph(Exception):

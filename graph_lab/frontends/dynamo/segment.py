@@ -59,10 +59,29 @@ class Segment:
         outs = self.runner(args) if self.graph.outputs else []
         rebuild = Rebuilder(inputs, outs)
         if self.end == "return":
-            return rebuild(self.result_recipe), None, None
+            return escape(rebuild(self.result_recipe)), None, None
         local_vars = {name: rebuild(r) for name, r in self.local_recipes.items()}
         stack = [rebuild(r) for r in self.stack_recipes]
         return None, local_vars, stack
+
+
+def escape(value, seen=None):
+    """A returned value as the caller may see it: an iterator the function made (a generator expression,
+    ``zip(...)``) becomes a real generator over its remaining items, never graph_lab's IterState. Lists and
+    dicts are fixed in place, so that a list both returned and stored elsewhere stays one list."""
+    if isinstance(value, IterState):
+        return (x for x in [v.value for v in value.items[value.pos:]])
+    seen = set() if seen is None else seen
+    if id(value) in seen or type(value) not in (list, tuple, dict):
+        return value
+    seen.add(id(value))
+    if type(value) is tuple:
+        items = [escape(x, seen) for x in value]
+        return value if all(a is b for a, b in zip(items, value)) else tuple(items)
+    keys = range(len(value)) if type(value) is list else list(value)
+    for k in keys:
+        value[k] = escape(value[k], seen)
+    return value
 
 
 def interpret_runner(graph: Graph):
