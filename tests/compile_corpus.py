@@ -652,6 +652,40 @@ def drop_key(x):
     return d
 
 
+class Timer:
+    """A context manager that records what happened, in order."""
+
+    def __init__(self):
+        self.events = []
+
+    def __enter__(self):
+        self.events.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        self.events.append("exit" if exc[0] is None else f"exit after {exc[0].__name__}")
+        return False
+
+
+def with_blocks(x, timer):
+    """A user context manager and np.errstate around tensor code; an assert."""
+    assert x.ndim == 1, "expects a vector"
+    with timer:
+        y = x * 2.0
+    with np.errstate(divide="ignore"):
+        z = np.log(np.abs(y))
+    return z + 1.0
+
+
+def next_and_iter(xs):
+    """iter() and next() by hand, with a default."""
+    it = iter(xs)
+    first = next(it)
+    second = next(it, None)
+    rest = list(it)
+    return first * 2.0, second, len(rest)
+
+
 CASES = [
     Case("gelu_mlp", plain(gelu_mlp),
          lambda rng: [(rng.standard_normal((4, 8)), {"W1": rng.standard_normal((8, 16)),
@@ -776,4 +810,7 @@ CASES = [
          lambda rng: [(Doubled(rng.standard_normal((3, 2))), rng.standard_normal((2, 3))) for _ in range(3)],
          graphs=1, breaks=0),
     Case("drop_key", plain(drop_key), lambda rng: [arrays((2,))(rng) for _ in range(3)], graphs=1, breaks=0),
+    Case("with_blocks", plain(with_blocks), lambda rng: [(rng.standard_normal(3), Timer()) for _ in range(3)]),
+    Case("next_and_iter", plain(next_and_iter),
+         lambda rng: [([rng.standard_normal(2) for _ in range(n)],) for n in (3, 1, 3)], graphs=1, breaks=0),
 ]

@@ -56,6 +56,14 @@ class CallCapture:
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
         if f is getattr or f is hasattr:
             return self._getattr(f, args, kwargs)
+        if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):
+            it = args[0].value  # an iterator made during capture: its next item is known
+            if it.pos < len(it.items):
+                it.pos += 1
+                return it.items[it.pos - 1]
+            if len(args) == 2:
+                return args[1]
+            raise BreakGraph("StopIteration raised while capturing")
         if f in TYPE_ONLY_BUILTINS:
             return self._type_only(f, args, kwargs)
         if self._has_callback(args, kwargs) and not (isinstance(f, types.FunctionType) and not
