@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-import inspect
-import os
-import re
 import sys
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import numpy as np
 import pytest
 
 import graph_lab
-from graph_lab import F, GraphBreak, RecompileLimitWarning
+from graph_lab import GraphBreak, RecompileLimitWarning
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,9 +85,9 @@ def aliasing(result, args) -> list[list[bool]]:
 class Run:
     """One program run call by call, eagerly or compiled; records everything observable."""
 
-    def __init__(self, case, compiled: bool, **options):
+    def __init__(self, case, compiled: bool):
         self.program = case.make()
-        self.fn = graph_lab.compile(self.program.fn, **options) if compiled else self.program.fn
+        self.fn = graph_lab.compile(self.program.fn) if compiled else self.program.fn
 
     def call(self, args, capsys) -> dict:
         args = copy.deepcopy(args)
@@ -590,3 +587,13 @@ def test_super_and_class_attributes_in_a_method_compiled_at_a_break(capsys):
         Unit.SCALE = 2.0
     assert [g.fn.__name__ for g in compiled_functions(rec.cf)] == ["run", "apply", "apply"]
     assert all(g.recompiles == 0 for g in compiled_functions(rec.cf))
+
+
+def test_is_between_two_arrays_passed_in_is_guarded():
+    def pick(a, b):
+        return a * 2.0 if a is b else a - b
+    rec = Recorded(pick)
+    x = np.ones(3)
+    rec(x, np.zeros(3))
+    assert_recompiles(rec, (x, x), "b is the same array as a, the cached graph was built for two different arrays")
+    assert_cache_hit(rec, (np.ones(3), np.ones(3)))

@@ -242,6 +242,19 @@ class CaptureContext(CallCapture):
                 self.guards.add(Guard("id", var.source, var.value, self.loc()))
         return var.value
 
+    def same(self, left: Var, right: Var) -> bool:
+        """``left is right``. Two arrays passed in are guarded to stay distinct (or one) objects."""
+        a, b = self.identity(left), self.identity(right)
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
+            sources = [self._input_source(t) for t in (a, b)]
+            if None not in sources:
+                self.guards.add(Guard("distinct", sources[1], sources[0], self.loc()))
+        return a is b
+
+    def _input_source(self, t: Tensor):
+        node = t._value.node
+        return self.input_sources.get(node.attrs["name"]) if node.op == "input" and t._view is None else None
+
     def truth(self, var: Var) -> bool:
         value = var.value
         if var.source is None:
@@ -461,12 +474,12 @@ class CaptureContext(CallCapture):
         value = obj.value
         if isinstance(value, Tensor):
             return self.created(self._run(getattr, (value, name), {}))
-        if isinstance(value, types.ModuleType) and is_library_module(value):
-            if obj.source is not None:
-                self.guard(obj)
-            attr = self._run(getattr, (value, name), {})
-            if is_constant(attr) or isinstance(attr, CALLABLES) or is_internal_function(attr):
-                return Var(attr)  # math.pi, np.linalg, F.tanh: fixed for the life of the program
+        if isinstance(value, types.ModuleType) and is_library_module(value) and obj.source is not None:
+            self.guard(obj)
+            attr, source = self._run(getattr, (value, name), {}), AttrSource(obj.source, name)
+            if is_constant(attr):  # math.pi: a constant of the graph (guarded, in case someone assigns it)
+                self.guards.add(Guard("equals", source, attr, self.loc()))
+                return Var(attr)
         if obj.source is not None:
             if isinstance(value, types.ModuleType):
                 self.guard(obj)

@@ -34,6 +34,9 @@ class ConcreteContext:
 
     identity = real = contained = use
 
+    def same(self, left, right) -> bool:
+        return left.value is right.value
+
     def truth(self, var: Var) -> bool:
         return bool(var.value)
 

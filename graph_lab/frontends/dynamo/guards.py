@@ -16,7 +16,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Source
 
-KINDS = ("type", "id", "equals", "array", "len", "keys", "alias")
+KINDS = ("type", "id", "equals", "array", "len", "keys", "alias", "distinct")
 
 
 @dataclass
@@ -26,8 +26,8 @@ class Guard:
     source: Source
     """Where the guarded value is read from."""
     expected: Any
-    """The type, object, value, (shape, dtype), length or keys seen at capture; for "alias", the source of
-    the array this one was the same object as."""
+    """The type, object, value, (shape, dtype), length or keys seen at capture; for "alias" ("distinct"), the
+    source of the array this one was (was not) the same object as."""
     loc: SourceLoc | None = None
     """The user's line whose capture depended on this fact."""
 
@@ -46,6 +46,8 @@ class Guard:
             text = f"len({what}) == {self.expected}"
         elif self.kind == "alias":
             text = f"{what} is the same array as {self.expected.describe()}"
+        elif self.kind == "distinct":
+            text = f"{what} is not the same array as {self.expected.describe()}"
         else:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
@@ -76,6 +78,9 @@ class Guard:
         if self.kind == "alias":
             return f"{what} is not the same array as {self.expected.describe()}, the cached graph was built " \
                    f"for one array passed as both{where}"
+        if self.kind == "distinct":
+            return f"{what} is the same array as {self.expected.describe()}, the cached graph was built " \
+                   f"for two different arrays{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
 
 
@@ -101,6 +106,8 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
         return f"len({v}) == {k}"
     if kind == "alias":
         return f"{v} is {other}"
+    if kind == "distinct":
+        return f"{v} is not {other}"
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
@@ -110,7 +117,7 @@ class GuardSet:
     _keys: set = field(default_factory=set)
 
     def add(self, guard: Guard) -> None:
-        key = (guard.kind, guard.source)
+        key = (guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None)
         if key not in self._keys:
             self._keys.add(key)
             self.guards.append(guard)
@@ -125,19 +132,20 @@ class GuardSet:
         index: dict[Source, int] = {}
         lines = ["def check(I):"]
         for n, g in enumerate(self.guards):
-            for s in ([g.source, g.expected] if g.kind == "alias" else [g.source]):
+            for s in ([g.source, g.expected] if g.kind in ("alias", "distinct") else [g.source]):
                 if s not in index:
                     index[s] = len(sources)
                     sources.append(s)
                     lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
                               f"        return {n}"]
-            other = f"v{index[g.expected]}" if g.kind == "alias" else ""
+            other = f"v{index[g.expected]}" if g.kind in ("alias", "distinct") else ""
             lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray,
-                     "K": [tuple(g.expected) if g.kind == "keys" else g.expected for g in self.guards]}
+                     "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in ("alias", "distinct") else
+                           g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]
         check.source_text = source_text

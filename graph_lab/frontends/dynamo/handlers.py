@@ -193,8 +193,7 @@ def _compare_op(frame, ins):
 @handles("IS_OP")
 def _is_op(frame, ins):
     right, left = frame.pop(), frame.pop()
-    same = frame.ctx.identity(left) is frame.ctx.identity(right)
-    frame.push(Var(same != bool(ins.arg)))
+    frame.push(Var(frame.ctx.same(left, right) != bool(ins.arg)))
 
 
 @handles("CONTAINS_OP")
