@@ -469,6 +469,17 @@ def test_trap_loop_iterator_survives_a_break(capsys):
     assert capsys.readouterr().out.count("step") == 8  # eager's 4 and compiled's 4
 
 
+def test_a_break_in_a_long_loop_does_not_recompile_for_every_iteration(capsys):
+    rec = Recorded(corpus.print_in_loop)
+    rec([np.full(2, float(i)) for i in range(12)])  # 12 iterations, each with a print: far over recompile_limit=8
+    # Two recompiles at most: `total` starts as a float and is an array from the second iteration on, and the
+    # loop's exit. Not one per iteration: the iterator's position is not guarded, only "one more item left".
+    assert rec.cf.eager_fallback is None and rec.cf.recompiles == 2, rec.cf.recompile_log
+    assert "total is an ndarray, the cached graph was built for a float" in rec.cf.recompile_log[0]
+    assert "items_left(the for loop's iterator) > 0 is False" in "".join(rec.cf.recompile_log)
+    assert_cache_hit(rec, ([np.ones(2)] * 5,))
+
+
 def test_match_on_a_sequence_is_captured():
     def matcher(x, pair):
         match pair:

@@ -57,10 +57,9 @@ class CallCapture:
         if f is getattr or f is hasattr:
             return self._getattr(f, args, kwargs)
         if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):
-            it = args[0].value  # an iterator made during capture: its next item is known
-            if it.pos < len(it.items):
-                it.pos += 1
-                return it.items[it.pos - 1]
+            var = args[0].value.next_var()  # an iterator graph_lab tracks: its next item is known
+            if var is not None:
+                return var
             if len(args) == 2:
                 return args[1]
             raise BreakGraph("StopIteration raised while capturing")

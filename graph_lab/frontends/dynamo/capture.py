@@ -92,8 +92,10 @@ class CaptureContext(CallCapture):
     def wrap(self, value, source) -> Var:
         if type(value) is np.ndarray:
             return Var(self.tensor_input(value, source), source)
-        if isinstance(value, IterState):  # an iterator rebuilt after a break: its items come from the inputs
-            return self.created(self._iter_state_input(value, source))
+        if isinstance(value, IterState):  # a loop's iterator, rebuilt after a break
+            if isinstance(source, StackSource) and not source.label:
+                source = StackSource(source.index, "the for loop's iterator")
+            return self.created(ResumedIter(self, value, source))
         if not isinstance(value, IMMUTABLE):
             self.sourced.setdefault(id(value), source)
             self._keep.append(value)
@@ -149,13 +151,6 @@ class CaptureContext(CallCapture):
             n += 1
             name = f"{source.describe()}#{n}"
         return name
-
-    def _iter_state_input(self, state: IterState, source) -> IterState:
-        items = AttrSource(source, "items")
-        self.guards.add(Guard("len", items, len(state.items), self.loc()))
-        self.guards.add(Guard("equals", AttrSource(source, "pos"), state.pos, self.loc()))
-        return IterState([self.wrap(v.value, AttrSource(ItemSource(items, i), "value"))
-                          for i, v in enumerate(state.items)], state.pos)
 
     def created(self, value) -> Var:
         if isinstance(value, (Tensor,) + IMMUTABLE):
@@ -365,8 +360,7 @@ class CaptureContext(CallCapture):
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value
         if isinstance(value, IterState):
-            items = value.items[value.pos:]
-            value.pos = len(value.items)
+            items = value.rest()
         elif isinstance(value, Tensor):
             items = [self.created(x) for x in self._run(list, (value,), {})]
         elif var.source is not None and (type(value) in (list, tuple) or is_namedtuple(value)):
@@ -491,3 +485,47 @@ class CaptureContext(CallCapture):
                                        ObjectSource(getter, f"{type(value).__qualname__}.{name}"))
             return self.wrap(self._run(getattr, (value, name), {}), AttrSource(obj.source, name))
         return self._from_container(self._run(getattr, (value, name), {}))
+
+
+def items_left(state: IterState) -> int:
+    return len(state.items) - state.pos
+
+
+class ResumedIter(IterState):
+    """A loop's iterator where capture resumes after a break inside the loop body. Its items are taken one by one
+    from the real iterator, each guarded only by "there is at least one more": so the next iteration, which
+    breaks at the same place, reuses this capture instead of recompiling for every position."""
+
+    def __init__(self, ctx: CaptureContext, real: IterState, source):
+        super().__init__([], 0)
+        self.ctx, self.real, self.resumed_from = ctx, real, source
+
+    def _more_than(self, n: int) -> bool:
+        left = Var(items_left(self.real), DerivedSource(items_left, (self.resumed_from,), "items_left({0})"))
+        more = self.ctx.apply(operator.gt, [left, Var(n)])
+        self.ctx.guard(more)
+        return more.value
+
+    def _pull(self) -> bool:
+        n = len(self.items)
+        if not self._more_than(n):
+            return False
+        item = self.real.items[self.real.pos + n]
+        source = AttrSource(DerivedSource(item_ahead, (self.resumed_from, Const(n)), "{0}.ahead({1})"), "value")
+        self.items.append(self.ctx.wrap(item.value, source))
+        return True
+
+    def next_var(self):
+        if self.pos == len(self.items) and not self._pull():
+            return None
+        return super().next_var()
+
+    def pending(self) -> list:
+        while self._pull():
+            pass
+        return super().pending()
+
+
+def item_ahead(state: IterState, n: int) -> Var:
+    return state.items[state.pos + n]
+

@@ -79,8 +79,7 @@ class ConcreteContext:
     def iterate(self, var, as_vars=False):
         value = var.value
         if isinstance(value, IterState):
-            items = value.items[value.pos:]
-            value.pos = len(value.items)
+            items = value.rest()
         else:
             items = [Var(x) for x in value]
         return items if as_vars else [v.value for v in items]

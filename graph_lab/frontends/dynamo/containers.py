@@ -48,7 +48,7 @@ class TrackedContainers:
             for x in value.values():
                 self.settle(x)
         elif isinstance(value, IterState):
-            for var in value.items[value.pos:]:
+            for var in value.pending():
                 self.ctx.contained(var)
                 self.settle(var.value)
 

@@ -51,14 +51,31 @@ class IterState:
         self.items = items
         self.pos = pos
 
+    def next_var(self) -> "Var | None":
+        """The next item, or None when the iterator is exhausted."""
+        if self.pos >= len(self.items):
+            return None
+        self.pos += 1
+        return self.items[self.pos - 1]
+
+    def pending(self) -> list:
+        """The items not taken yet (without taking them)."""
+        return self.items[self.pos:]
+
+    def rest(self) -> list:
+        """Take every item left."""
+        items = self.pending()
+        self.pos += len(items)
+        return items
+
     def __iter__(self):
         return self
 
     def __next__(self):
-        if self.pos >= len(self.items):
+        var = self.next_var()
+        if var is None:
             raise StopIteration
-        self.pos += 1
-        return self.items[self.pos - 1].value
+        return var.value
 
 
 class BreakGraph(Exception):

@@ -353,9 +353,9 @@ def _get_iter(frame, ins):
 def _for_iter(frame, ins):
     it = frame.stack[-1].value
     if isinstance(it, IterState):
-        if it.pos < len(it.items):
-            it.pos += 1
-            frame.push(it.items[it.pos - 1])
+        var = it.next_var()
+        if var is not None:
+            frame.push(var)
             return
     elif frame.ctx.symbolic:
         raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",

@@ -70,7 +70,7 @@ def escape(value, seen=None):
     ``zip(...)``) becomes a real generator over its remaining items, never graph_lab's IterState. Lists and
     dicts are fixed in place, so that a list both returned and stored elsewhere stays one list."""
     if isinstance(value, IterState):
-        return (x for x in [v.value for v in value.items[value.pos:]])
+        return (x for x in [v.value for v in value.pending()])
     seen = set() if seen is None else seen
     if id(value) in seen or type(value) not in (list, tuple, dict):
         return value
@@ -143,6 +143,8 @@ class RecipeMaker:
             return ("dict", list(x.keys()), [self.var(v) if tracked is not None else self.value(v) for v in values])
         if isinstance(x, set):
             return ("set", [self.value(v) for v in x])
+        if hasattr(x, "resumed_from"):  # an iterator of the inputs, advanced: see capture.ResumedIter
+            return ("advance", x.resumed_from, x.pos)
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
         if isinstance(x, np.ndarray):
@@ -213,6 +215,9 @@ class Rebuilder:
             return {self(r) for r in recipe[1]}
         if kind == "iter":
             return IterState([Var(self(r)) for r in recipe[1]], recipe[2])
+        if kind == "advance":
+            state = recipe[1].fetch(self.inputs)
+            return IterState(state.items, state.pos + recipe[2])
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             return apply_view(self(base_recipe), op, attrs)

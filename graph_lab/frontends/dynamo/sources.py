@@ -190,5 +190,6 @@ class DerivedSource(Source):
         parts = []
         for a in self.args:
             text = a.describe() if isinstance(a, Source) else repr(a.value)
-            parts.append(f"({text})" if isinstance(a, DerivedSource) and " " in text else text)
+            operator_form = isinstance(a, DerivedSource) and a.text.startswith("{") and " " in a.text
+            parts.append(f"({text})" if operator_form else text)
         return self.text.format(*parts)
