@@ -85,7 +85,7 @@ class Guard:
 
 
 def _a(noun: str) -> str:
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    return ("an " if noun[:1].lower() in "aeiou" or noun == "ndarray" else "a ") + noun
 
 
 def _short(obj) -> str:
