@@ -17,6 +17,7 @@ import numpy as np
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard
+from .iterators import EnumerateIter, SequenceIter
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
@@ -139,7 +140,10 @@ class CallCapture:
             rows = [self.build(tuple, row) for row in zip(*columns)]
         elif f is enumerate:
             start = self.use(args[1]) if len(args) > 1 else 0
-            rows = [self.build(tuple, [Var(start + i), v]) for i, v in enumerate(self.iterate(args[0], True))]
+            inner = self.get_iter(args[0]).value
+            if isinstance(inner, SequenceIter):
+                return self.created(EnumerateIter(self, inner, start))
+            rows = [self.build(tuple, [Var(start + i), v]) for i, v in enumerate(inner.rest())]
         elif f is reversed:
             if type(args[0].value) is dict or len(args) != 1:
                 return self.created(self._run(f, self._raws(args), {}))
@@ -147,7 +151,7 @@ class CallCapture:
         else:
             if len(args) != 1:
                 return self.created(self._run(f, self._raws(args), {}))
-            rows = self.iterate(args[0], as_vars=True)
+            return self.get_iter(args[0])
         return self.created(IterState(rows))
 
     def _type_only(self, f, args, kwargs) -> Var:

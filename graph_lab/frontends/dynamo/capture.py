@@ -35,6 +35,7 @@ from .calls import CallCapture
 from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
+from .iterators import ResumedIter, SequenceIter
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       StackSource)
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, derived_text, expression_text,
@@ -357,6 +358,17 @@ class CaptureContext(CallCapture):
             self.containers.settle(c)
             self._run(operator.setitem, (c, k, self.contained(value)), {})
 
+    def get_iter(self, var: Var) -> Var:
+        """``iter(value)`` (GET_ITER, the builtin): over a list or tuple of the inputs, lazily."""
+        value = var.value
+        if isinstance(value, IterState):
+            return var
+        if var.source is not None and (type(value) in (list, tuple) or is_namedtuple(value)) \
+                and not is_constant(value):
+            self.guards.add(Guard("type", var.source, type(value), self.loc()))
+            return self.created(SequenceIter(self, var))
+        return self.created(IterState(self.iterate(var, as_vars=True)))
+
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value
         if isinstance(value, IterState):
@@ -485,47 +497,3 @@ class CaptureContext(CallCapture):
                                        ObjectSource(getter, f"{type(value).__qualname__}.{name}"))
             return self.wrap(self._run(getattr, (value, name), {}), AttrSource(obj.source, name))
         return self._from_container(self._run(getattr, (value, name), {}))
-
-
-def items_left(state: IterState) -> int:
-    return len(state.items) - state.pos
-
-
-class ResumedIter(IterState):
-    """A loop's iterator where capture resumes after a break inside the loop body. Its items are taken one by one
-    from the real iterator, each guarded only by "there is at least one more": so the next iteration, which
-    breaks at the same place, reuses this capture instead of recompiling for every position."""
-
-    def __init__(self, ctx: CaptureContext, real: IterState, source):
-        super().__init__([], 0)
-        self.ctx, self.real, self.resumed_from = ctx, real, source
-
-    def _more_than(self, n: int) -> bool:
-        left = Var(items_left(self.real), DerivedSource(items_left, (self.resumed_from,), "items_left({0})"))
-        more = self.ctx.apply(operator.gt, [left, Var(n)])
-        self.ctx.guard(more)
-        return more.value
-
-    def _pull(self) -> bool:
-        n = len(self.items)
-        if not self._more_than(n):
-            return False
-        item = self.real.items[self.real.pos + n]
-        source = AttrSource(DerivedSource(item_ahead, (self.resumed_from, Const(n)), "{0}.ahead({1})"), "value")
-        self.items.append(self.ctx.wrap(item.value, source))
-        return True
-
-    def next_var(self):
-        if self.pos == len(self.items) and not self._pull():
-            return None
-        return super().next_var()
-
-    def pending(self) -> list:
-        while self._pull():
-            pass
-        return super().pending()
-
-
-def item_ahead(state: IterState, n: int) -> Var:
-    return state.items[state.pos + n]
-

@@ -343,8 +343,8 @@ def _get_iter(frame, ins):
     value = frame.pop()
     if isinstance(value.value, IterState):
         frame.push(value)
-    elif frame.ctx.symbolic:  # every item now, as Vars, in a state that a recipe can rebuild after a break
-        frame.push(frame.ctx.created(IterState(frame.ctx.iterate(value, as_vars=True))))
+    elif frame.ctx.symbolic:  # an iterator over Vars, whose state a recipe can rebuild after a break
+        frame.push(frame.ctx.get_iter(value))
     else:  # at a break: a real iterator, which yields lazily as Python's does
         frame.push(Var(iter(value.value)))
 

@@ -22,6 +22,7 @@ from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, IterState, Var
 from .guards import Guard
+from .iterators import LazyIter
 from .sources import DerivedSource, FrameInputs, Source
 
 
@@ -143,8 +144,8 @@ class RecipeMaker:
             return ("dict", list(x.keys()), [self.var(v) if tracked is not None else self.value(v) for v in values])
         if isinstance(x, set):
             return ("set", [self.value(v) for v in x])
-        if hasattr(x, "resumed_from"):  # an iterator of the inputs, advanced: see capture.ResumedIter
-            return ("advance", x.resumed_from, x.pos)
+        if isinstance(x, LazyIter):  # an iterator over items of the inputs, advanced by what capture took
+            return x.recipe()
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
         if isinstance(x, np.ndarray):
@@ -218,6 +219,11 @@ class Rebuilder:
         if kind == "advance":
             state = recipe[1].fetch(self.inputs)
             return IterState(state.items, state.pos + recipe[2])
+        if kind == "sequence_iter":
+            return IterState([Var(x) for x in recipe[1].fetch(self.inputs)], recipe[2])
+        if kind == "enumerate_iter":
+            _, source, pos, start = recipe
+            return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             return apply_view(self(base_recipe), op, attrs)
