@@ -35,6 +35,8 @@ class Program:
 
 @dataclass
 class Case:
+    """One corpus entry."""
+
     name: str
     make: Callable[[], Program]
     """A fresh program: called once for the eager run and once for the compiled run."""
@@ -56,6 +58,7 @@ def own_globals(fn: Callable, **mutable) -> tuple[Callable, dict]:
 
 
 def plain(fn: Callable) -> Callable[[], Program]:
+    """A program with no state of its own (its arguments are copied for each run)."""
     return lambda: Program(fn)
 
 
@@ -270,6 +273,8 @@ class CountingModel:
 
 
 def counting_model():
+    """A step function calling the model's method: the attribute write is a break inside the method, which then
+    runs compiled on its own, as TorchDynamo compiles each frame."""
     model = CountingModel(np.random.default_rng(5).standard_normal((4, 3)))
 
     def step(x):
@@ -410,6 +415,8 @@ def view_of_created(x):
 
 
 class Linear:
+    """A layer as an object with __call__, keeping its weight as an attribute."""
+
     def __init__(self, w):
         self.w = w
 
@@ -438,6 +445,8 @@ class KVAttention:
 
 
 class TinyDecoder:
+    """Embedding, one attention layer with a key/value cache, output projection: logits for one token."""
+
     def __init__(self, seed=0, vocab=7, d=4, max_len=8):
         rng = np.random.default_rng(seed)
         self.emb = rng.standard_normal((vocab, d))
@@ -451,6 +460,7 @@ class TinyDecoder:
 
 
 def kv_model():
+    """The decoder called one token at a time: every call writes the caches in place and moves pos."""
     model = TinyDecoder()
 
     def step(ids):
@@ -477,6 +487,8 @@ def attribute_read(cfg, x):
 
 
 class Config:
+    """A plain object holding Python numbers."""
+
     def __init__(self, scale, shift):
         self.scale = scale
         self.shift = shift

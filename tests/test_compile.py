@@ -150,6 +150,10 @@ def test_corpus_matches_eager(name, capsys):
     assert not any(e.captured for e in events(cf))
     assert body_runs(cf) - ran == graphs_and_breaks(cf)[1]
     assert all(g.eager_fallback is None for g in compiled_functions(cf))
+    for g in compiled_functions(cf):  # every captured graph is valid IR
+        for segments in g.cache.values():
+            for segment in segments:
+                segment.graph.verify()
 
 
 def test_corpus_size():
