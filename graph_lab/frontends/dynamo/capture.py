@@ -32,6 +32,7 @@ from ...ir.types import TensorType
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
 from .calls import CallCapture
+from .concrete import ConcreteContext
 from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
@@ -41,6 +42,8 @@ from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, derived_text, expression_text,
                      handlers_text_functions, is_constant, is_internal_function, is_library_module, is_namedtuple,
                      is_rebuildable, is_scalar, is_user_object)
+
+__all__ = ["CaptureContext", "ConcreteContext", "DynamoRecorder"]  # ConcreteContext lives in concrete.py
 
 
 class DynamoRecorder(Recorder):
