@@ -23,8 +23,9 @@ def handles(*opnames: str, versions: tuple[int, int] = (11, 11)):
     """Register a handler for opcodes, for CPython 3.x with x in ``versions`` (inclusive)."""
     def register(fn):
         for name in opnames:
-            if name not in dis.opmap and sys.version_info[:2] != (3, 11):
-                continue
+            if versions[0] <= sys.version_info.minor <= versions[1] and name not in dis.opmap:
+                raise RuntimeError(f"handler {fn.__name__} claims {name}, which is not an opcode of this Python "
+                                   f"({sys.version_info.major}.{sys.version_info.minor}): check dis.opmap")
             HANDLERS[name] = (versions, fn)
         return fn
     return register
@@ -99,7 +100,7 @@ def _load_const(frame, ins):
     frame.push(Var(ins.argval))
 
 
-@handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE")
+@handles("LOAD_FAST", "LOAD_CLOSURE")
 def _load_fast(frame, ins):
     if ins.opname == "LOAD_CLOSURE":
         frame.push(frame.cell(ins.argval))
@@ -370,30 +371,30 @@ def _for_iter(frame, ins):
     frame.jump(ins.argval)
 
 
-@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT")
+@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
 def _jump(frame, ins):
     frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")
+@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE")
 def _pop_jump_if_true(frame, ins):
     if frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
+@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")
 def _pop_jump_if_false(frame, ins):
     if not frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_IF_NONE")
+@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE")
 def _pop_jump_if_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is None:
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE")
+@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
 def _pop_jump_if_not_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is not None:
         frame.jump(ins.argval)
