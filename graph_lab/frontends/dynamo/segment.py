@@ -58,7 +58,10 @@ class Segment:
 
     def execute(self, inputs: FrameInputs):
         self.hits += 1
-        args = {n.attrs["name"]: s.fetch(inputs) for n, s in zip(self.graph.input_nodes, self.input_sources)}
+        names = self.__dict__.get("_input_names")
+        if names is None:  # the graph does not change after capture: list its inputs once
+            names = self._input_names = [n.attrs["name"] for n in self.graph.input_nodes]
+        args = {name: s.fetch(inputs) for name, s in zip(names, self.input_sources)}
         outs = self.runner(args) if self.graph.outputs else []
         rebuild = Rebuilder(inputs, outs)
         if self.end == "return":
