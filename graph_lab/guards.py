@@ -98,13 +98,14 @@ class GuardFailure:
 
 def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
     """Every guard of ``graph`` that ``inputs`` break: input names, shapes and dtypes, then value guards."""
+    from .backends.interpret import is_input_value
     failures = []
     for name, t in graph.input_types().items():
         if name not in inputs:
             failures.append(GuardFailure(f"input {name!r}", "missing"))
             continue
         x = inputs[name]
-        if not isinstance(x, (np.ndarray, np.generic)):
+        if not is_input_value(x, t):
             failures.append(GuardFailure(f"input {name!r}", f"is a {type(x).__name__}, not an array"))
             continue
         if tuple(np.shape(x)) != t.shape:

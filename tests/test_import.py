@@ -34,7 +34,7 @@ def test_import_uses_only_stdlib_and_numpy_and_is_fast():
     assert Path(info["file"]).resolve().is_relative_to(REPO / "graph_lab")  # this checkout's graph_lab
     assert "graph_lab" in info["added"] and "numpy" in info["added"]
     assert third_party(info["added"], set(info["stdlib"])) == []
-    assert info["seconds"] < 1.0, f"import graph_lab took {info['seconds']:.2f} s"
+    assert info["seconds"] < 2.0, f"import graph_lab took {info['seconds']:.2f} s"
 
 
 def test_third_party_filter_catches_an_extra_module():

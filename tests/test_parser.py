@@ -356,7 +356,7 @@ def _check_parse(text: str, **kwargs) -> None:
     except gl.GraphParseError:
         graph = None
     elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"parse took {elapsed:.2f} s on {text[:200]!r}"
+    assert elapsed < 5.0, f"parse took {elapsed:.2f} s on {text[:200]!r}"  # a hang guard, not a benchmark
     if graph is not None:  # whatever parses prints a text that reads back to the same text
         again = str(graph)
         assert str(gl.parse(again, all_params(graph), allow_missing_params=True)) == again

@@ -8,6 +8,11 @@ through every way with ``replay``) and the same trap written out by hand.
        shared scalars (``np.True_``) made unrelated locals one input too
     5. trace, lazy, compile: ``x[-1]`` of a 1-D array is a NumPy scalar, a copy; writing into it wrote into ``x``
     6. trace: ``shapes`` with a non-numeric dtype or more than 64 dimensions raised NumPy's error, not TraceError
+    7. run, to_python, check_guards: compile()'s graphs take Python numbers as inputs (``global G: float``),
+       which they refused as "not a NumPy array" (found by the F5 guard suite running compile with each backend)
+
+(1-4 were found on the branch's base; the compile() rewrite merged from main since fixes them too, and these
+tests hold it to that.)
 """
 
 from __future__ import annotations
@@ -162,3 +167,26 @@ def test_writing_into_x_of_an_integer_index_does_not_write_into_x(capture):
 def test_trace_refuses_shapes_numpy_cannot_make_tensors_of(spec):
     with pytest.raises(TraceError, match="shapes\\['x'\\]"):
         trace(lambda x: np.tanh(x) * F.relu(x), {"x": spec})
+
+
+SCALE = 0.5
+
+
+def scaled(x):
+    return np.tanh(x) * SCALE
+
+
+def test_graphs_with_python_number_inputs_run_on_every_backend():
+    cf = graph_lab.compile(scaled)
+    x = np.arange(3.0)
+    cf(x)
+    g = cf.cache[min(cf.cache)][0].graph
+    weak = [name for name, t in g.input_types().items() if t.weak is not None]
+    assert weak, f"compile() now makes {SCALE!r} a constant; this test needs a graph with a number input:\n{g}"
+    inputs = {name: (SCALE if name in weak else x) for name in g.input_names}
+    want = scaled(x)
+    np.testing.assert_array_equal(run(g, inputs)[0], want)
+    np.testing.assert_array_equal(g.to_python()(**inputs)[0], want)
+    assert graph_lab.check_guards(g, inputs)
+    with pytest.raises(graph_lab.GraphInputError, match="must be a NumPy array, got str"):
+        run(g, {**inputs, weak[0]: "0.5"})
