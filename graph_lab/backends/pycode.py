@@ -175,12 +175,19 @@ def _key_part(k, node, ctx: _Context) -> str | None:
     return literal(k) if k is None or type(k) is int else None
 
 
+def _emit_pow(node, ctx: _Context) -> str:
+    """``(v0 ** v1)`` when the user wrote ``**`` (NumPy scalars round it their own way), else ``np.power``."""
+    a, b = ctx.args(node)
+    return f"({a} ** {b})" if node.attrs.get("operator") else f"np.power({a}, {b})"
+
+
 # How each node is written, by op, then by family (two tables: the op "index" and the family "index" differ).
 OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.INPUT: _emit_input,        # v0 = inputs[0]            (names are mapped to positions outside)
     Op.PARAM: _emit_param,        # v1 = params[0]
     Op.CONST: _emit_const,        # v4 = 0.5                  (or consts[i] for arrays and the like)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
+    Op.POW: _emit_pow,            # v6 = (v4 ** v5)          (or np.power(v4, v5))
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)

@@ -90,6 +90,8 @@ def describe(x: Any, depth: int = 0) -> Any:
         return ("dict", tuple((repr(k), describe(v, depth + 1)) for k, v in x.items()))
     if isinstance(x, (set, frozenset)):
         return (type(x).__name__, tuple(sorted(repr(v) for v in x)))
+    if isinstance(x, np.random.Generator):  # drawing numbers is a side effect: it moves the generator on
+        return ("random generator", repr(x.bit_generator.state))
     if hasattr(x, "__array__") and hasattr(x, "shape"):  # a lazy tensor that escaped: its value
         try:
             return describe(np.asarray(x), depth)
@@ -134,6 +136,8 @@ def restore(saved: list[tuple[Root, Any, Any]]) -> None:
             obj.update(contents)
         elif isinstance(obj, np.ndarray) and obj.flags.writeable:
             obj[...] = contents
+        elif isinstance(obj, np.random.Generator):
+            obj.bit_generator.state = contents
         elif isinstance(contents, dict) and hasattr(obj, "__dict__"):
             vars(obj).clear()
             vars(obj).update(contents)
@@ -142,6 +146,8 @@ def restore(saved: list[tuple[Root, Any, Any]]) -> None:
 def _contents(obj):
     if isinstance(obj, (list, dict, set, np.ndarray)):
         return obj
+    if isinstance(obj, np.random.Generator):
+        return obj.bit_generator.state
     if hasattr(obj, "__dict__") and not _is_code_like(obj):
         return dict(vars(obj))
     return None

@@ -202,8 +202,8 @@ class Tensor(TensorLike):
     def fill(self, value) -> None:
         self[...] = value
 
-    def _inplace(self, op: Op, other) -> "Tensor":
-        result = call_op(op, self, other)
+    def _inplace(self, op: Op, other, **attrs) -> "Tensor":
+        result = call_op(op, self, other, **attrs)
         if result.shape != self.shape:
             raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                                  f"broadcast shape {result.shape} (in-place {op})")
@@ -221,7 +221,7 @@ class Tensor(TensorLike):
     def __itruediv__(self, o): return self._inplace(Op.DIV, o)
     def __ifloordiv__(self, o): return self._inplace(Op.FLOORDIV, o)
     def __imod__(self, o): return self._inplace(Op.MOD, o)
-    def __ipow__(self, o): return self._inplace(Op.POW, o)
+    def __ipow__(self, o): return self._inplace(Op.POW, o, operator=True)
 
     def __iand__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_AND, "&"), o)
     def __ior__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_OR, "|"), o)
@@ -241,8 +241,8 @@ class Tensor(TensorLike):
     def __rfloordiv__(self, o): return call_op(Op.FLOORDIV, o, self)
     def __mod__(self, o): return call_op(Op.MOD, self, o)
     def __rmod__(self, o): return call_op(Op.MOD, o, self)
-    def __pow__(self, o): return call_op(Op.POW, self, o)
-    def __rpow__(self, o): return call_op(Op.POW, o, self)
+    def __pow__(self, o): return call_op(Op.POW, self, o, operator=True)
+    def __rpow__(self, o): return call_op(Op.POW, o, self, operator=True)
     def __matmul__(self, o): return call_op(Op.MATMUL, self, o)
     def __rmatmul__(self, o): return call_op(Op.MATMUL, o, self)
     def __neg__(self): return call_op(Op.NEG, self)

@@ -91,7 +91,6 @@ for _op, _fn, _name, _doc in [
     (Op.DIV, np.true_divide, "np.divide", "x / y"),
     (Op.FLOORDIV, np.floor_divide, "np.floor_divide", "x // y"),
     (Op.MOD, np.remainder, "np.remainder", "x % y (sign of y, as Python)"),
-    (Op.POW, np.power, "np.power", "x ** y"),
     (Op.MAXIMUM, np.maximum, "np.maximum", "elementwise max (NaN wins)"),
     (Op.MINIMUM, np.minimum, "np.minimum", "elementwise min (NaN wins)"),
     (Op.EQ, np.equal, "np.equal", "x == y"),
@@ -105,6 +104,21 @@ for _op, _fn, _name, _doc in [
     (Op.LOGICAL_XOR, np.logical_xor, "np.logical_xor", "x xor y"),
 ]:
     _binary(_op, _fn, _name, _doc)
+
+
+# pow: Python's ``**`` on NumPy scalars (what a ufunc returns for 0-d arrays) runs NumPy's scalar math, which
+# rounds differently from the np.power ufunc in the last bit now and then. The graph does what the spelling did.
+
+def _bind_pow(x, y, operator=False):
+    return [x, y], ({"operator": True} if operator else {})
+
+
+def power(x, y, operator=False):
+    return x ** y if operator else np.power(x, y)
+
+
+register(OpDef(Op.POW, "binary", _bind_pow, _elementwise_infer(Op.POW, power), power, "np.power",
+               doc="x ** y (operator=True: spelled with Python's ** rather than np.power)"))
 
 
 def _bind_where(cond, x, y):

@@ -26,7 +26,7 @@ from ..frontends import functional as F
 from ..ops import SOURCE_OPS, Op
 from .menu_elementwise import BINARY, REDUCE, SOURCES, UNARY
 from .menu_structure import STRUCTURE
-from .picker import LIMIT, Block, Expr, Picker, broadcasts_to, magnitude
+from .picker import LIMIT, Block, Expr, Picker, magnitude
 from .program import STATE_PREAMBLE, If, Line, Loop, Program, Var
 
 MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE}

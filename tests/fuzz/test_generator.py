@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from graph_lab.ops import SOURCE_OPS, Op
 from graph_lab.testing.differential import differential, replay, reproducer
 from graph_lab.testing.generator import MENU, Options, generate, uncovered_ops
 from graph_lab.testing.shrink import minimize
