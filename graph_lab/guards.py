@@ -7,6 +7,7 @@ small graph that computes the value from the inputs, the outcome seen, and the u
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -31,11 +32,15 @@ def to_python(arr, kind: str):
 
 
 def same_outcome(a, b) -> bool:
+    """The value Python needed came out the same: equal, where NaN is NaN and -0.0 is not 0.0 (a graph
+    specialized on -0.0 computes ``1 / x`` as -inf)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
-            a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
-        return True  # both NaN
+            a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")) and \
+            (a.dtype.kind != "f" or bool(np.array_equal(np.signbit(a), np.signbit(b))))
+    if isinstance(a, float) and isinstance(b, float):
+        return type(a) is type(b) and ((a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or
+                                       (a != a and b != b))
     return type(a) is type(b) and a == b
 
 

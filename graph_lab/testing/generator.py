@@ -27,7 +27,7 @@ from ..ops import SOURCE_OPS, Op
 from .menu_elementwise import BINARY, REDUCE, SOURCES, UNARY
 from .menu_structure import STRUCTURE
 from .picker import LIMIT, Block, Expr, Picker, magnitude
-from .program import STATE_PREAMBLE, If, Line, Loop, Program, Var
+from .program import HELPERS, STATE_PREAMBLE, If, Line, Loop, Program, Var
 
 MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE}
 """Op -> template: one way (or several spellings) to call every op of the table."""
@@ -52,6 +52,9 @@ class Options:
     """Reads of a global, a closure cell, a Python argument, an attribute and a container's length."""
     focus: tuple[str, ...] = ()
     """Ops to call more often (a third of the assignments): a campaign aimed at a few ops."""
+    python: bool = True
+    """Python around the ops: loops over rows, while loops on data, comprehensions, calls of helper functions,
+    an int taken out of a tensor used as an index, a reshape to sizes read from ``.shape``."""
 
 
 DTYPES = [(np.float64, 55), (np.float32, 25), (np.int64, 8), (np.int32, 5), (np.bool_, 7)]
@@ -64,6 +67,7 @@ class Generator:
         self.rng = random.Random(seed)
         self.counter = 0
         self.samples = self._sample_namespace()
+        self.uses_helpers = False
 
     def program(self) -> Program:
         args = self._arguments()
@@ -76,7 +80,8 @@ class Generator:
             self.rng.choice(["tuple", "tuple", "list", "dict"])
         stateful = self.options.side_effects or self.options.probes
         written = ("COUNTER",) if self.options.side_effects else ()
-        return Program(self.seed, args, body, returns, style, stateful, self.options.probes, written)
+        return Program(self.seed, args, body, returns, style, stateful, self.options.probes, written,
+                       self.uses_helpers)
 
     # --- arguments
 
@@ -108,7 +113,7 @@ class Generator:
         o = self.options
         kinds = {"assign": 70, "data_if": 6 * o.data_ifs * (depth < 2), "static_if": 4 * o.static_ifs * (depth < 2),
                  "loop": 6 * o.loops * (depth < 2 and not in_loop), "scalar": 4 * o.data_ifs,
-                 "effect": 12 * o.side_effects}
+                 "effect": 12 * o.side_effects, "python": 6 * o.python * (not in_loop)}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
         if kind == "data_if" or kind == "static_if":
             return self._if(scope, depth, in_loop, data=kind == "data_if")
@@ -118,6 +123,8 @@ class Generator:
             return self._scalar(scope)
         if kind == "effect":
             return self._side_effect(scope)
+        if kind == "python":
+            return self._python(scope)
         return self._assign(scope)
 
     def _assign(self, scope: list[Var], ops: list | None = None) -> Line | None:
@@ -242,6 +249,39 @@ class Generator:
             return None
         return Line([f"{name} = {form}"], [Var(name, (), np.dtype(np.float64), lo, hi, scalar=True)], ("item",))
 
+    # --- Python around the ops
+
+    def _python(self, scope) -> Line | None:
+        picker = Picker(self.rng, scope)
+        v = picker.numeric(lambda v: v.size > 0 and v.ndim >= 1)
+        if v is None:
+            return None
+        t, n = self._name("h"), self._name("n")
+        n_rows, m = v.shape[0], magnitude(v.lo, v.hi)
+        forms = [  # (lines, interval of t)
+            ([f"{t} = np.zeros_like({v.name}[0])", f"for row in {v.name}:", f"    {t} = {t} + row"],
+             (min(0.0, n_rows * v.lo), max(0.0, n_rows * v.hi))),
+            ([f"{t} = np.stack([{v.name} * c for c in (0.5, 1.0, 2.0)])"], (min(2 * v.lo, 0.5 * v.lo),
+                                                                           max(2 * v.hi, 0.5 * v.hi))),
+            ([f"{t} = scaled({v.name})"], (-0.5, 0.5)),
+            ([f"{t}, {n} = both({v.name}, {v.name} * 0.5)"], (-1.5 * m, 1.5 * m)),
+            ([f"{n} = int(np.argmax({v.name}))", f"{t} = {v.name}.reshape(-1)[{n}]"], (v.lo, v.hi)),
+            ([f"{t} = {v.name}.reshape({v.name}.shape[0], -1)"], (v.lo, v.hi)),
+        ]
+        if v.dtype.kind == "f":
+            forms.append(([f"{t} = {v.name} * 1.0", f"{n} = 0",
+                           f"while float(np.abs({t}).max()) > 1.0 and {n} < 4:", f"    {t} = {t} * 0.5",
+                           f"    {n} += 1"], (min(v.lo, 0.0), max(v.hi, 0.0))))
+        lines, (lo, hi) = self.rng.choice(forms)
+        if magnitude(lo, hi) > LIMIT:
+            return None
+        self.uses_helpers = self.uses_helpers or any("scaled(" in line or "both(" in line for line in lines)
+        values = self._run_sample(lines, scope, [t])
+        if values is None:
+            return None
+        a = np.asarray(values[0])
+        return Line(lines, [Var(t, a.shape, a.dtype, lo, hi)], ("python",))
+
     # --- side effects and reads of Python state
 
     def _side_effect(self, scope) -> Line | None:
@@ -298,7 +338,7 @@ class Generator:
 
     def _sample_namespace(self) -> dict[str, Any]:
         namespace: dict[str, Any] = {"np": np, "F": F, "math": math, "k": 0.25, "c": 0.75, "i": 0, "w": 0.5}
-        exec(STATE_PREAMBLE, namespace)  # our own text: the module state the programs read
+        exec(STATE_PREAMBLE + HELPERS, namespace)  # our own text: the module state and helpers programs use
         return namespace
 
     def _run_sample(self, lines: list[str], scope: list[Var], names: list[str]) -> list | None:

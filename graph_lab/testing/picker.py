@@ -86,7 +86,11 @@ class Picker:
         return self.rng.choice(found) if found else None
 
     def literal(self, integer: bool) -> tuple[str, float, float]:
-        value = self.choice(INT_LITERALS if integer else FLOAT_LITERALS)
+        """A Python number; a third of the time one that rewrite rules look for (0, -0.0, 1, -1)."""
+        if self.chance(1 / 3):
+            value = self.choice((0, 1, -1) if integer else (0.0, -0.0, 1.0, -1.0))
+        else:
+            value = self.choice(INT_LITERALS if integer else FLOAT_LITERALS)
         return repr(value), value, value
 
     def other_operand(self, x: Var, numeric: bool = True) -> tuple[str, float, float]:

@@ -99,6 +99,17 @@ items = [0.5, 1.25]
 '''
 
 
+HELPERS = '''\
+def scaled(a, factor=0.5):
+    return np.tanh(a) * factor
+
+
+def both(a, b):
+    return a + b, a - b
+'''
+"""Module-level functions a program may call (compile() captures through the call)."""
+
+
 @dataclass
 class Program:
     """A generated program and how to make its inputs."""
@@ -115,12 +126,16 @@ class Program:
     python_arg: bool = False
     """The program takes a last argument ``c``: a Python float."""
     globals_written: tuple[str, ...] = ()
+    helpers: bool = False
+    """Emit ``HELPERS`` (the program calls them)."""
 
     # --- source
 
     def source(self) -> str:
         params = [a.name for a in self.args] + (["c"] if self.python_arg else [])
         lines = [f"# graph_lab random program, seed {self.seed}"]
+        if self.helpers:
+            lines += HELPERS.splitlines() + ["", ""]
         if self.stateful:
             lines += STATE_PREAMBLE.splitlines() + ["", "", "def make(k):"]
         pad = INDENT if self.stateful else ""
@@ -183,8 +198,8 @@ def make_array(rng, shape: tuple, dtype: np.dtype, edge: str) -> np.ndarray:
     """Values in [-3, 3] (the interval the generator assumed for arguments)."""
     if dtype.kind == "b":
         values = rng.random(shape) < 0.5 if edge == "random" else np.full(shape, edge != "zeros")
-    elif edge == "zeros":
-        values = np.zeros(shape)
+    elif edge == "zeros":  # both zeros: 0.0 and -0.0 (1 / x, x + 0.0 and copysign tell them apart)
+        values = np.where(np.arange(int(np.prod(shape))).reshape(shape) % 2 == 1, -0.0, 0.0)
     elif edge == "negatives":
         values = -np.minimum(np.abs(rng.standard_normal(shape)) + 0.1, 3.0)
     elif edge == "ties":

@@ -164,7 +164,7 @@ BUGS = [  # name, how it is planted, oracle, ops the programs should call often
     Bug("rule x * c -> x for |c| == 1", rule("x * 1 -> x", _times_minus_one), "differential", ("mul",)),
     Bug("rule -(f(x)) -> x", rule("-(-x) -> x", _drops_one_negation), "differential", ("neg",)),
     Bug("rule x + 0.0 -> x (the sign of zero)", rule("x + (-0.0) -> x", _plus_any_zero), "differential",
-        ("add", "neg", "mul")),
+        ("add", "neg", "mul", "ceil")),
     Bug("compile: no guard on Python numbers",
         lambda: patched(CaptureContext, "guard", _guard_skips_numbers(CaptureContext.guard)), "guards"),
     Bug("lazy: cache key ignores attribute values", lambda: patched(lazy, "_attrs_key", lambda attrs: tuple(attrs)),

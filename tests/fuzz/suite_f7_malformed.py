@@ -65,6 +65,8 @@ _TOKENS = re.compile(r"\s+|[A-Za-z_][\w.]*|-?\d+(?:\.\d+)?(?:e-?\d+)?|\S")
 
 def mutate_text(text: str, rng: random.Random) -> str:
     pieces = _TOKENS.findall(text)
+    if not pieces:
+        return text + rng.choice(NASTY)
     i, j = rng.randrange(len(pieces)), rng.randrange(len(pieces))
     action = rng.randrange(9)
     if action == 0:
@@ -92,6 +94,8 @@ def mutate_text(text: str, rng: random.Random) -> str:
 
 
 def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    if not data:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
     b = bytearray(data)
     action = rng.randrange(5)
     if action == 0:

@@ -14,6 +14,10 @@ through every way with ``replay``) and the same trap written out by hand.
        np.power ufunc the graph ran (about 3% of values, float32 and float64): pow now records the spelling
     9. compile: a local bound on one path (``for i`` inside an ``if``) and passed through a cached segment made
        a call that took the other path fail with KeyError: 'i'
+   10. compile: a comprehension after a graph break read its closure cell as the first call's cell: every later
+       call returned the first call's values
+   11. compile and trace: a number guard took -0.0 for 0.0 (``==``), so a graph built for one zero was reused for
+       the other (``1 / s``: -inf for inf)
 
 (1-4 were found on the branch's base; the compile() rewrite merged from main since fixes them too, and these
 tests hold it to that.)
@@ -98,6 +102,28 @@ def program(x0):
     return x0, h1
 """
 
+# 10. seed 31 after comprehensions were added to the generator, shrunk
+COMPREHENSION_AFTER_A_BREAK = """\
+def program(x0):
+    h1 = F.relu(x0)
+    h3 = x0 * 1.0
+    n4 = 0
+    while float(np.abs(h3).max()) > 1.0 and n4 < 4:
+        h3 = h3 * 0.5
+        n4 += 1
+    h5 = np.stack([h1 * c for c in (0.5, 1.0, 2.0)])
+    return [h5]
+"""
+
+# 11. seed 352 of the probe sweep, shrunk
+SIGNED_ZERO_LOCAL = """\
+def program(x0, c):
+    h1 = np.ceil(x0)
+    s2 = float(x0.sum())
+    h3 = h1.reshape(-1)
+    return [h3]
+"""
+
 # 5. seed 298 (side-effect sweep)
 SCALAR_IS_A_COPY = """\
 def program(x0):
@@ -119,6 +145,10 @@ CASES = {
                                               [arr([0.0, 0.0, 0.0, 0.0]), arr(0.0, "float32")]]),
     "scalar-power": (SCALAR_POWER, [[arr(-0.16089846193790436, "float32")], [arr(1.2309085974392473)]]),
     "local-bound-on-one-path": (LOCAL_BOUND_ON_ONE_PATH, [[arr([1.0, 0.0])], [arr([0.0, 1.0])]]),
+    "comprehension-after-a-break": (COMPREHENSION_AFTER_A_BREAK, [[arr([[-0.4], [0.26], [0.61], [-0.97]])],
+                                                                   [arr([[0.43], [0.02], [0.56], [-1.33]])],
+                                                                   [arr([[0.0], [0.0], [0.0], [0.0]])]]),
+    "signed-zero-local": (SIGNED_ZERO_LOCAL, [[arr(-0.528), 0.75], [arr(0.618), -0.5], [arr(0.0), 0.75]]),
     "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
 }
 
@@ -254,3 +284,29 @@ def test_a_local_bound_on_another_path_stays_unbound():
         got, want = cf(x), f(x)
         np.testing.assert_array_equal(got[0], want[0])
         assert got[1] == want[1]
+
+
+def test_a_comprehension_after_a_break_reads_this_calls_variable():
+    def f(x):
+        h = x * 2.0
+        if float(x.max()) > 10.0:
+            x = x * 0.5
+        return np.stack([h * c for c in (0.5, 1.0)])
+
+    cf = graph_lab.compile(f)
+    for v in (1.0, 2.0, 3.0):
+        np.testing.assert_array_equal(cf(np.full(2, v)), f(np.full(2, v)))
+
+
+def test_guards_tell_the_two_zeros_apart():
+    def f(x):
+        s = float(x.max())
+        return np.ones(2) / s
+
+    with np.errstate(divide="ignore"):
+        g = trace(f, {"x": (1,)}, mode="guard", example={"x": np.array([-0.0])})
+        assert not graph_lab.check_guards(g, {"x": np.array([0.0])})
+        assert graph_lab.check_guards(g, {"x": np.array([-0.0])})
+        cf = graph_lab.compile(f)
+        for x in (np.array([-0.0]), np.array([0.0]), np.array([-0.0])):
+            np.testing.assert_array_equal(cf(x), f(x))
