@@ -18,6 +18,9 @@ through every way with ``replay``) and the same trap written out by hand.
        call returned the first call's values
    11. compile and trace: a number guard took -0.0 for 0.0 (``==``), so a graph built for one zero was reused for
        the other (``1 / s``: -inf for inf)
+   12. all frontends: ``x.copy()`` is C order but the copy op kept the input's order (as ``np.copy`` does); on a
+       broadcast view the layouts differ and matmul, which picks its summation order by strides, rounded
+       differently (found by the 10,000-program run)
 
 (1-4 were found on the branch's base; the compile() rewrite merged from main since fixes them too, and these
 tests hold it to that.)
@@ -124,6 +127,15 @@ def program(x0, c):
     return [h3]
 """
 
+# 12. seed 20260744 of the large run, shrunk
+COPY_LAYOUT = """\
+def program(x1, x2):
+    h1 = np.broadcast_to(x2, (3, 1, 5))
+    h10 = h1.copy()
+    h15 = np.matmul(h10, x1)
+    return {'r0': h15}
+"""
+
 # 5. seed 298 (side-effect sweep)
 SCALAR_IS_A_COPY = """\
 def program(x0):
@@ -149,6 +161,10 @@ CASES = {
                                                                    [arr([[0.43], [0.02], [0.56], [-1.33]])],
                                                                    [arr([[0.0], [0.0], [0.0], [0.0]])]]),
     "signed-zero-local": (SIGNED_ZERO_LOCAL, [[arr(-0.528), 0.75], [arr(0.618), -0.5], [arr(0.0), 0.75]]),
+    "copy-layout": (COPY_LAYOUT, [[arr([[-0.4687352478504181], [0.08713015168905258], [-0.3610333800315857],
+                                         [-1.5942274332046509], [-0.0461081899702549]], "float32"),
+                                    arr([[0.9820746588696153, 1.400178380898464, 0.1302592980676208,
+                                          -0.9819607359297337, -0.002992070933692036]])]]),
     "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
 }
 
@@ -310,3 +326,23 @@ def test_guards_tell_the_two_zeros_apart():
         cf = graph_lab.compile(f)
         for x in (np.array([-0.0]), np.array([0.0]), np.array([-0.0])):
             np.testing.assert_array_equal(cf(x), f(x))
+
+
+@pytest.mark.parametrize("capture", ["trace", "lazy", "compile"])
+def test_each_copy_spelling_lays_out_its_result_as_numpy_does(capture):
+    def f(x):
+        b = np.broadcast_to(x, (3, 1, 4))
+        return b.copy(), np.copy(b), +b, np.positive(b), b.copy().T.copy()
+
+    x = np.arange(4.0).reshape(1, 4)
+    want = f(x)
+    if capture == "trace":
+        got = run(trace(f, {"x": (1, 4)}), {"x": x})
+    elif capture == "lazy":
+        lr = graph_lab.LazyRunner()
+        got = lr.materialize(list(f(lr.tensor(x))))
+    else:
+        got = graph_lab.compile(f)(x)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+        assert a.strides == b.strides
