@@ -169,6 +169,14 @@ class _CompiledWith(CompiledFunction):
         seg.runner = self.compiler(seg.graph)
         return seg
 
+    def _compile_callee(self, fn):
+        """A function called at a graph break runs compiled the same way."""
+        if fn is self.fn:
+            return None
+        if fn not in self.nested:
+            self.nested[fn] = _CompiledWith(fn, self.compiler)
+        return self.nested[fn]
+
 
 # --- backends
 
