@@ -1006,6 +1006,112 @@ PROGRAMS = [
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Structured control flow (F.cond, F.while_loop, F.fori_loop, F.scan): the reference is plain Python control
+# flow; the inputs are chosen so that each branch, and each loop count including zero, is taken.
+
+_CF_RNG = np.random.default_rng(34)  # its own generator: the inputs above stay what they were
+
+
+def cf_normal(*shape, dtype=f64, scale=1.0) -> np.ndarray:
+    return (_CF_RNG.standard_normal(shape) * scale).astype(dtype)
+
+
+def cond_ref(x, y):
+    return np.tanh(x) * y if x.sum() > 0 else x - y
+
+
+def cond_fn(x, y):
+    return F.cond(x.sum() > 0, lambda a, b: np.tanh(a) * b, lambda a, b: a - b, x, y)
+
+
+def cond_closure_ref(x, w):
+    h = x @ w
+    return (h, h.max()) if h.mean() > 0 else (-h, h.min())
+
+
+def cond_closure_fn(x, w):
+    h = x @ w
+    return F.cond(h.mean() > 0, lambda: (h, h.max()), lambda: (-h, h.min()))
+
+
+def nested_cond_ref(x):
+    if x[0] > 0:
+        return x * 2.0 if x[1] > 0 else x * 3.0
+    return -x
+
+
+def nested_cond_fn(x):
+    inner = lambda v: F.cond(v[1] > 0, lambda a: a * 2.0, lambda a: a * 3.0, v)
+    return F.cond(x[0] > 0, inner, lambda a: -a, x)
+
+
+def while_ref(x):
+    n = np.int64(0)
+    while np.abs(x).sum() > 1.0:
+        x, n = x * 0.5, n + 1
+    return x, n
+
+
+def while_fn(x):
+    return F.while_loop(lambda c: np.abs(c[0]).sum() > 1.0, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+
+
+def fori_ref(x, lower, upper):
+    acc = x
+    for i in range(lower, upper):
+        acc = acc * 0.5 + x[i]
+    return acc
+
+
+def scan_ref(x, y):
+    carry, ys, zs = x[0] * 0.0, [], []
+    for a, b in zip(x, y):
+        carry = carry + a * b
+        ys.append(carry)
+        zs.append(a.sum())
+    return carry, np.stack(ys), np.stack(zs)
+
+
+def scan_fn(x, y):
+    def step(c, ab):
+        a, b = ab
+        c = c + a * b
+        return c, (c, a.sum())
+    carry, (ys, zs) = F.scan(step, x[0] * 0.0, (x, y))
+    return carry, ys, zs
+
+
+def scan_empty_ref(x):
+    return x.sum(axis=0), np.zeros((0, 3))
+
+
+CONTROL = [
+    S(Op.COND, "then-taken", cond_ref, cond_fn, np.abs(cf_normal(3, 4)), cf_normal(3, 4)),
+    S(Op.COND, "else-taken", cond_ref, cond_fn, -np.abs(cf_normal(3, 4)), cf_normal(3, 4)),
+    S(Op.COND, "f32", cond_ref, cond_fn, np.abs(cf_normal(2, 3, dtype=f32)), cf_normal(2, 3, dtype=f32)),
+    S(Op.COND, "closures-two-outputs-then", cond_closure_ref, cond_closure_fn, np.abs(cf_normal(2, 3)),
+      np.abs(cf_normal(3, 3))),
+    S(Op.COND, "closures-two-outputs-else", cond_closure_ref, cond_closure_fn, np.abs(cf_normal(2, 3)),
+      -np.abs(cf_normal(3, 3))),
+    S(Op.COND, "nested-inner-else", nested_cond_ref, nested_cond_fn, np.array([1.0, -2.0, 3.0])),
+    S(Op.COND, "nested-inner-then", nested_cond_ref, nested_cond_fn, np.array([1.0, 2.0, 3.0])),
+    S(Op.COND, "nested-outer-else", nested_cond_ref, nested_cond_fn, np.array([-1.0, 2.0, 3.0])),
+    S(Op.WHILE_LOOP, "zero-iterations", while_ref, while_fn, cf_normal(4, scale=0.01)),
+    S(Op.WHILE_LOOP, "several-iterations", while_ref, while_fn, cf_normal(4, scale=10.0)),
+    S(Op.FORI_LOOP, "index-in-body", fori_ref,
+      lambda x, lower, upper: F.fori_loop(lower, upper, lambda i, acc: acc * 0.5 + x[i], x),
+      cf_normal(4), np.int64(1), np.int64(4)),
+    S(Op.FORI_LOOP, "empty-range", fori_ref,
+      lambda x, lower, upper: F.fori_loop(lower, upper, lambda i, acc: acc * 0.5 + x[i], x),
+      cf_normal(4), np.int64(3), np.int64(3)),
+    S(Op.SCAN, "pairs-of-xs-and-ys", scan_ref, scan_fn, cf_normal(5, 3), cf_normal(5, 3)),
+    S(Op.SCAN, "f32", scan_ref, scan_fn, cf_normal(4, 2, dtype=f32), cf_normal(4, 2, dtype=f32)),
+    S(Op.SCAN, "length-0", scan_empty_ref,
+      lambda x: F.scan(lambda c, row: (c + row, row * 2.0), x.sum(axis=0), x[:0]), cf_normal(2, 3)),
+]
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The table
 
 
@@ -1018,7 +1124,7 @@ def _build() -> list[Sample]:
     for row in REDUCTIONS:
         samples += reduction_samples(*row)
     samples += ELEMENTWISE_OTHER + WEAK_SCALARS_EXAMPLES + CONSTANTS + SHAPE + LINALG
-    samples += INDEXING + IN_PLACE + NN + PROGRAMS
+    samples += INDEXING + IN_PLACE + NN + PROGRAMS + CONTROL
     duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
     assert not duplicates, f"sample ids must be unique: {duplicates}"
     return samples

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import GraphExecutionError, GraphInputError
 from ..ir.types import dtype_name
 from ..ops import Op, opdef
+from ..ops.control import RegionFn
 
 
 def bind_inputs(graph, inputs: Mapping[str, object]) -> dict[str, object]:
@@ -55,7 +56,7 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
             env[node.outputs[0]] = node.attrs["value"]
         else:
             try:
-                result = opdef(op).impl(*[env[v] for v in node.inputs], **node.attrs)
+                result = opdef(op).impl(*[env[v] for v in node.inputs], **impl_attrs(node, _region_runner))
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
@@ -64,6 +65,38 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
             for v, r in zip(node.outputs, outs):
                 env[v] = r
     return env
+
+
+def impl_attrs(node, runner) -> dict:
+    """The attributes as the op's implementation takes them: each region graph replaced by a ``RegionFn`` that
+    runs it (``runner(region)`` makes the function). Nodes without regions keep their attributes as they are."""
+    keys = opdef(node.op).regions
+    if not keys:
+        return node.attrs
+    attrs = dict(node.attrs)
+    for key in keys:
+        region = node.attrs[key]
+        attrs[key] = RegionFn(_named(runner(region), key), tuple(v.type for v in region.outputs))
+    return attrs
+
+
+def _named(fn, key: str):
+    """``fn``, with a failure inside it saying which region it happened in."""
+    def run_region(*values):
+        try:
+            return fn(*values)
+        except GraphExecutionError as e:
+            raise GraphExecutionError(f"in region {key}: {e}", e.node) from e
+    return run_region
+
+
+def _region_runner(region):
+    names = region.input_names
+
+    def run_region(*values):
+        env = execute(region, dict(zip(names, values)))
+        return [env[v] for v in region.outputs]
+    return run_region
 
 
 def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
@@ -98,7 +131,8 @@ def prepare(graph):
     """The interpreter with its bookkeeping done once: a function ``inputs -> outputs`` for repeated calls.
 
     Values live in a list indexed by position instead of a dict, and each step's implementation, operand
-    positions and attributes are looked up once. It runs the same NumPy calls in the same order as ``run``.
+    positions and attributes are looked up once (regions are prepared once too). It runs the same NumPy calls in
+    the same order as ``run``.
     """
     slot: dict = {}
     loads, steps = [], []
@@ -112,8 +146,8 @@ def prepare(graph):
         elif node.op == Op.CONST:
             loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
         else:
-            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), node.attrs,
-                          tuple(slot[v] for v in node.outputs), node))
+            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), impl_attrs(node, _prepared_region),
+                          tuple(slot[v] for v in node.outputs), opdef(node.op).multi_output, node))
     outputs = [slot[v] for v in graph.outputs]
     size = len(slot)
 
@@ -121,13 +155,13 @@ def prepare(graph):
         env = [None] * size
         for i, name, value in loads:
             env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
-        for impl, ins, attrs, outs, node in steps:
+        for impl, ins, attrs, outs, multi_output, node in steps:
             try:
                 result = impl(*[env[j] for j in ins], **attrs)
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            if len(outs) == 1:
+            if not multi_output:  # (a multi-output op returns a tuple even when it has one output)
                 env[outs[0]] = result
             else:
                 for j, r in zip(outs, result):
@@ -135,3 +169,8 @@ def prepare(graph):
         return [env[j] for j in outputs]
 
     return run_prepared
+
+
+def _prepared_region(region):
+    run_prepared, names = prepare(region), region.input_names
+    return lambda *values: run_prepared(dict(zip(names, values)))

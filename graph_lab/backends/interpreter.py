@@ -20,10 +20,14 @@ returns a new graph. By default it copies every node; override a family method t
             return b.div(b.sub(e, 1.0), b.add(e, 1.0))
 
 Dispatch is by ``OpDef.family``, so a new op of the table is handled by its family's method with no change here.
+A control-flow node's regions are run by ``run_region``; the ``Transformer`` copies such a node whole (its regions
+are shared with the new graph, not walked): override ``control`` to rewrite one.
 """
 
 from __future__ import annotations
 
+import copy
+from functools import partial
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -32,9 +36,9 @@ from ..errors import GraphEditError, GraphExecutionError, GraphLabError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node
 from ..ops import REGISTRY, Op, opdef
-from .interpret import bind_inputs
+from .interpret import bind_inputs, impl_attrs
 
-FAMILIES = ("source", "unary", "binary", "reduce", "linalg", "shape", "index", "nn")
+FAMILIES = ("source", "unary", "binary", "reduce", "linalg", "shape", "index", "nn", "control")
 _unknown = {d.family for d in REGISTRY.values()} - set(FAMILIES)
 assert not _unknown, f"op families without an Interpreter method: {_unknown}"
 
@@ -131,10 +135,22 @@ class Interpreter:
     def nn(self, node: Node, args: tuple) -> Any:
         return self.call_op(node, args)
 
+    def control(self, node: Node, args: tuple) -> Any:
+        """``cond``, ``while_loop``, ``fori_loop``, ``scan``: the op's implementation, with each region run by
+        ``run_region`` (so hooks and overridden methods see the nodes inside regions too, each time they run)."""
+        return self.call_op(node, args)
+
     # --- the leaves every family method ends in
 
     def call_op(self, node: Node, args: tuple) -> Any:
-        return opdef(node.op).impl(*args, **node.attrs)
+        return opdef(node.op).impl(*args, **impl_attrs(node, lambda region: partial(self.run_region, region)))
+
+    def run_region(self, region: Graph, *values) -> list:
+        """Run a region graph on ``values`` with a copy of this interpreter (same class, hooks and state)."""
+        sub = copy.copy(self)
+        sub.graph, sub.inputs = region, dict(zip(region.input_names, values))
+        sub.run_nodes()
+        return [sub.env[v] for v in region.outputs]
 
     def read_input(self, node: Node) -> Any:
         return self.inputs[node.attrs["name"]]

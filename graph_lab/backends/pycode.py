@@ -11,6 +11,9 @@ comment::
         v4 = np.multiply(v3, v2)      # f64[4,16]
         return [v4]
 
+A control-flow node (``cond``, ``while_loop``, ...) is a call of its op's implementation with each region passed in
+as a function compiled the same way from the region's own generated code: ``(v5,) = impl_cond(v4, v0, **consts[2])``.
+
 Each node is written by the emitter for its op (``OP_EMITTERS``) or else for its family (``FAMILY_EMITTERS``);
 the default calls the op's own implementation, passed in as ``impl_<op>``, so a new op of the table needs no
 change here. Every call is the very function ``run`` calls, in the same order, so the results agree bit for bit.
@@ -35,7 +38,7 @@ import numpy as np
 from ..errors import GraphExecutionError
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
-from .interpret import bind_inputs
+from .interpret import bind_inputs, impl_attrs
 
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
@@ -175,6 +178,12 @@ def _key_part(k, node, ctx: _Context) -> str | None:
     return literal(k) if k is None or type(k) is int else None
 
 
+def _emit_control(node, ctx: _Context) -> str:
+    """The op's implementation, given each region as a function compiled from the region's generated code."""
+    attrs = impl_attrs(node, compiled_region)
+    return f"{ctx.impl(opdef(node.op))}({', '.join(ctx.args(node) + ctx.kwargs(attrs))})"
+
+
 # How each node is written, by op, then by family (two tables: the op "index" and the family "index" differ).
 OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.INPUT: _emit_input,        # v0 = inputs[0]            (names are mapped to positions outside)
@@ -186,6 +195,7 @@ FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)
     "binary": _emit_numpy,        # v7 = np.add(v5, v6)
     "linalg": _emit_numpy,        # v8 = np.matmul(v0, v1)
+    "control": _emit_control,     # (v9,) = impl_cond(v8, v0, **consts[0])   (regions compiled on their own)
 }
 
 
@@ -235,9 +245,7 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     Parameters may be passed too, by name, to replace their stored values for this call. Compile again after
     editing the graph."""
     code = generate(graph)
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls}
-    exec(compile(code.source, FILENAME, "exec"), namespace)
-    forward = namespace["forward"]
+    forward = _compile(code)
 
     def compiled(**named) -> list[np.ndarray]:
         bound = bind_inputs(graph, named)
@@ -256,6 +264,19 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     compiled.__name__ = compiled.__qualname__ = "forward"
     compiled.code = code
     return compiled
+
+
+def _compile(code: PyCode) -> Callable:
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls}
+    exec(compile(code.source, FILENAME, "exec"), namespace)
+    return namespace["forward"]
+
+
+def compiled_region(region) -> Callable[..., list]:
+    """A region graph as a function of its inputs (in order) returning its outputs, from its generated code."""
+    code = generate(region)
+    forward = _compile(code)
+    return lambda *values: forward(values, (), code.consts)
 
 
 def _generated_line(tb: types.TracebackType | None) -> int | None:

@@ -26,6 +26,9 @@ class Recorder:
     the caller's arrays, whose mutation a graph cannot replay)."""
     kind = "trace"
     """Word used in messages: 'trace' or 'lazy'."""
+    depth = 0
+    """How deeply nested the capture is: 0 for a whole function, 1 + its parent's for a region of a control-flow
+    node (``frontends/control.py``), so an op mixing both records into the innermost."""
 
     def add_node(self, node: Node) -> None:
         """Store a freshly made node (a trace appends it to its graph)."""
@@ -33,6 +36,11 @@ class Recorder:
     def concretize(self, t: Tensor, kind: str):
         """The Python value of ``t`` as a bool/int/float/item/array: what tracing cannot know."""
         raise NotImplementedError
+
+    def here(self) -> SourceLoc | None:
+        """The user's source line that new nodes get: the innermost frame outside graph_lab and NumPy. (``script``
+        runs no user frame: it says which line of the source it is converting.)"""
+        return user_location()
 
     # --- making nodes
 
@@ -65,7 +73,7 @@ class Recorder:
                          f"stand-in tensors can be operands")
 
     def emit(self, op: Op, operands: list, attrs: dict):
-        loc = user_location(2)
+        loc = self.here()
         definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:
@@ -89,7 +97,7 @@ class Recorder:
         return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
-        loc = loc or user_location(2)
+        loc = loc or self.here()
         return TraceError(f"{message}\n  at {loc.describe() if loc else 'unknown location'}")
 
     def check_writable(self, root: Tensor) -> None:

@@ -31,20 +31,20 @@ class Storage:
 
 
 def _find_recorder(args):
+    """The capture of the stand-ins among ``args`` (one level into lists and tuples): the innermost one when a
+    region's stand-ins meet those of the capture around it (``acc + x * i`` in a loop body reading ``x``)."""
+    found = None
     for a in args:
-        if isinstance(a, Tensor):
-            return a._rec
-        if isinstance(a, (list, tuple)):
-            for b in a:
-                if isinstance(b, Tensor):
-                    return b._rec
-    return None
+        for b in (a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(b, Tensor) and (found is None or b._rec.depth > found.depth):
+                found = b._rec
+    return found
 
 
 def call_op(op: Op, *args, **kwargs):
     """Apply ``op`` to ``args``: recorded if any operand is a stand-in tensor, else run eagerly with NumPy."""
     definition = REGISTRY[op]
-    rec = _find_recorder(args) or _find_recorder(kwargs.values())
+    rec = _find_recorder((*args, *kwargs.values()))
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)

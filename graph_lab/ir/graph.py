@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import GraphEditError
-from ..ops import SOURCE_OPS, Op, opdef
+from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .source import SourceLoc
 from .types import TensorType
 
@@ -74,6 +74,14 @@ class Node:
         """The single output (most ops have one)."""
         (out,) = self.outputs
         return out
+
+    @property
+    def regions(self) -> tuple["Graph", ...]:
+        """The nested graphs of a control-flow node (``cond``: then, else), kept in its attributes under the
+        names ``opdef(op).regions`` lists; ``()`` for every other op."""
+        definition = REGISTRY.get(self.op)  # (an op missing from the table is for verify() to report)
+        keys = definition.regions if definition is not None else ()
+        return tuple(self.attrs[k] for k in keys if isinstance(self.attrs.get(k), Graph))
 
     def __repr__(self) -> str:
         return f"<Node {self.op} at {self.loc}>"
@@ -149,12 +157,19 @@ class Graph:
         return [n for n in self.nodes if id(n) in seen]
 
     def numbering(self) -> dict[Value, int]:
-        """The printed number of each value: ``%0, %1, ...`` in definition order."""
+        """The printed number of each value: ``%0, %1, ...`` in definition order. A control-flow node's outputs
+        come first, then the values of its regions, so every number of the printed text is defined once."""
         out: dict[Value, int] = {}
+        self._number(out, {id(self)})
+        return out
+
+    def _number(self, out: dict[Value, int], path: set[int]) -> None:
         for node in self.nodes:
             for v in node.outputs:
                 out[v] = len(out)
-        return out
+            for region in node.regions:
+                if id(region) not in path:  # a region holding itself is for verify() to report
+                    region._number(out, path | {id(region)})
 
     def node_text(self, node: Node, numbering: dict[Value, int] | None = None) -> str:
         """One node as in error messages: ``%5 = reshape(%4) shape=(4, 2, 4) [model.py:23]``."""
@@ -287,6 +302,9 @@ class Graph:
     def extract(self, outputs: list[Value], name: str | None = None, cut: dict[Value, str] | None = None) -> "Graph":
         """A new graph computing ``outputs`` with only the nodes they need, in the same order.
 
+        A control-flow node is copied whole: its regions are isolated graphs, shared with the copy, not copied
+        (no pass edits a region in place; one that changes a region builds a new one).
+
         Values in ``cut`` become inputs of the new graph with the given names (used to run part of a graph whose
         earlier values are already known). Parameters keep their names and stored values.
         """
@@ -319,7 +337,10 @@ class Graph:
         return new
 
     def remove_dead_code(self) -> int:
-        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many."""
+        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many.
+
+        A control-flow node is one node here: kept whole while any of its outputs is needed, dropped when none
+        is (its regions compute nothing else). Dead code inside a region is removed when the region is built."""
         live: set[int] = set()
         stack = list(self.outputs)
         while stack:

@@ -68,10 +68,17 @@ def parse(text: str, params: Mapping[str, np.ndarray] | None = None, *,
 class _Scope:
     """What one graph's lines have defined so far: values by printed number, input and param names."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, numbers: set[int], region: str | None, depth: int):
         self.graph = graph
+        self.depth = depth
+        """How deeply this graph is nested in regions and guards."""
         self.values: dict[int, Value] = {}
         self.names: set[str] = set()
+        self.numbers = numbers
+        """Every value number defined so far in this graph and the graphs around and beside it (regions
+        continue their parent's numbering, so each %N is defined once in the whole printed graph)."""
+        self.region = region
+        """The region's name when this graph is a region of a control-flow node, else None."""
 
 
 class _GraphParser(ValueParser):
@@ -82,7 +89,8 @@ class _GraphParser(ValueParser):
         self.params: list[tuple[Graph, Node, Token]] = []
         """Every param node read, with its op token (for error positions)."""
         self.graphs: list[tuple[Graph, Token]] = []
-        """Every graph read (the main one first), with its ``graph`` token."""
+        """Every graph read (the main one first), with its ``graph`` token; regions are checked with their
+        graph."""
 
     # --- file and graph
 
@@ -94,10 +102,14 @@ class _GraphParser(ValueParser):
             raise self.error(tok, "end of input after the graph and its guards")
         return graph
 
-    def graph(self, depth: int) -> Graph:
-        """``graph NAME {`` node lines, ``return ...``, ``}``, then the guards written at the same indentation."""
+    def graph(self, depth: int, region: str | None = None, numbers: set[int] | None = None) -> Graph:
+        """``graph NAME {`` node lines, ``return ...``, ``}``, then the guards written at the same indentation.
+        A region (``region`` names it) is the same block without guards, its name the region's."""
         self.skip_blank_lines()
-        start = self.expect("graph", "'graph NAME {'")
+        start = self.expect("graph", "'graph NAME {'" if region is None else f"'graph {region} {{' (the {region} "
+                                                                               f"region of the node above)")
+        if depth > MAX_DEPTH:
+            raise self.error(start, f"at most {MAX_DEPTH} levels of regions within regions")
         name_tok = self.lex.next()
         if name_tok.kind == "string":
             name = self.lex.decode_string(name_tok)
@@ -105,10 +117,13 @@ class _GraphParser(ValueParser):
             name = name_tok.text
         else:
             raise self.error(name_tok, "the graph's name (a word or a quoted string)")
+        if region is not None and name != region:
+            raise self.error(name_tok, f"the region name {region} (the op's regions come in a fixed order)")
         self.expect("{", "'{' after the graph's name")
         self.end_line()
-        scope = _Scope(Graph(name))
-        self.graphs.append((scope.graph, start))
+        scope = _Scope(Graph(name), set() if numbers is None else numbers, region, depth)
+        if region is None:
+            self.graphs.append((scope.graph, start))
         while True:
             self.skip_blank_lines()
             tok = self.lex.peek()
@@ -126,19 +141,24 @@ class _GraphParser(ValueParser):
         self.skip_blank_lines()
         self.expect("}", "'}' closing the graph")
         self.end_line()
-        while True:
+        while region is None:
             self.skip_blank_lines()
             tok = self.lex.peek()
             if not (tok.is_("guard") and tok.column == start.column):
                 return scope.graph
             scope.graph.guards.append(self.guard(len(scope.graph.guards), depth))
+        return scope.graph
 
     def use(self, scope: _Scope) -> Value:
         tok = self.lex.next()
         if tok.kind != "value":
             raise self.error(tok, "a value %N")
-        value = scope.values.get(int(tok.text[1:]))
+        number = int(tok.text[1:])
+        value = scope.values.get(number)
         if value is None:
+            if scope.region is not None and number in scope.numbers:
+                raise self.error(tok, f"a value of region {scope.region} (a region is isolated: it reads only "
+                                      f"its own inputs, so a value from outside comes in as an operand)")
             raise self.error(tok, "a value defined on an earlier line of this graph")
         return value
 
@@ -152,7 +172,7 @@ class _GraphParser(ValueParser):
             if tok.kind != "value":
                 raise self.error(tok, "a value name %N")
             number = int(tok.text[1:])
-            if number in scope.values or any(number == n for _, n, _ in outs):
+            if number in scope.numbers or any(number == n for _, n, _ in outs):
                 raise self.error(tok, "a value not defined before (each %N is defined once)")
             self.expect(":", "':' and the value's type")
             outs.append((tok, number, self.type_()))
@@ -166,6 +186,9 @@ class _GraphParser(ValueParser):
         loc = self.node_loc() if self.accept("#") else None
         self.end_line()
         self.count_node(op_tok)
+        scope.numbers.update(number for _, number, _ in outs)
+        for key in opdef(op).regions:  # a control-flow node's regions: nested graphs on the lines below it
+            attrs[key] = self.graph(scope.depth + 1, key, scope.numbers)
         self.check_types(op, op_tok, inputs, attrs, outs)
         node = Node(op, inputs, attrs, types, loc)
         scope.graph.nodes.append(node)

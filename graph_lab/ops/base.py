@@ -107,6 +107,11 @@ class Op(StrEnum):
     LOG_SOFTMAX = "log_softmax"
     LAYER_NORM = "layer_norm"
     LINEAR = "linear"
+    # structured control flow: ops with regions (nested graphs), jax.lax semantics
+    COND = "cond"
+    WHILE_LOOP = "while_loop"
+    FORI_LOOP = "fori_loop"
+    SCAN = "scan"
 
 
 SOURCE_OPS = frozenset({Op.INPUT, Op.PARAM, Op.CONST})
@@ -119,7 +124,7 @@ class OpDef:
     op: Op
     """The op's name."""
     family: str
-    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn."""
+    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn, control."""
     bind: Callable[..., tuple[list, dict]]
     """Turns a user's call (``F.sum(x, axis=-1)``) into (operands, attributes); operands may be arrays,
     Python scalars or stand-in tensors. Attributes are hashable and normalized (axes made non-negative)."""
@@ -137,6 +142,9 @@ class OpDef:
     """One line saying what the op computes."""
     print_attrs: Callable[[dict], str] | None = field(default=None)
     """Custom printer of the attributes; default ``key=value`` pairs."""
+    regions: tuple[str, ...] = ()
+    """Names of the attributes that hold the op's regions (nested graphs, e.g. ``("then", "else")``), in
+    printed order. A region's inputs receive values from the node's operands; it reads nothing else."""
 
 
 REGISTRY: dict[Op, OpDef] = {}

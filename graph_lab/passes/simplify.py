@@ -4,6 +4,9 @@ Every rule is exact: the graph computes the same bits afterwards, for every inpu
 why ``x + 0.0 -> x`` is not a rule for floats: ``-0.0 + 0.0`` is ``+0.0``, so the identity is ``x + (-0.0)``
 (and ``x - 0.0``). A rule whose result would have another type than the node's (``i64 * 1.0`` is f64) is not
 applied, which keeps dtype promotion exact too. Edits ``g`` in place; ``g`` stays valid.
+
+Only the top-level graph is simplified: the regions of control-flow nodes (``cond``, ``while_loop``, ...) are left
+as they are, and the report says so, one line per such node.
 """
 
 from __future__ import annotations
@@ -118,5 +121,10 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
+    numbering = graph.numbering()
+    for node in graph.nodes:
+        if node.regions:
+            report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
+                          f"top-level graph only)")
     graph.verify()
     return report
