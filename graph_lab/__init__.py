@@ -7,11 +7,12 @@ The public API, re-exported here and nothing else.
 from .backends.interpret import run
 from .backends.interpreter import Interpreter, Transformer
 from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
-                     GraphParseError, GraphSaveError, OpError, TraceError, VerifyError)
+                     GraphParseError, GraphSaveError, OpError, ScriptError, TraceError, VerifyError)
 from .frontends import functional as F
 from .frontends.dynamo.explain import ExplainReport, explain
 from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
 from .frontends.lazy import LazyRunner
+from .frontends.script import script
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
 from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
@@ -28,11 +29,11 @@ from .passes.rewrite import replace_pattern
 from .passes.simplify import simplify
 
 __all__ = [
-    "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
+    "F", "trace", "script", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify",
-    "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
+    "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ since a graph value has an array type.
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..ir.types import TensorType
 from ..ops import Op
 from ..ops.control import RegionFn, _fori_loop, _scan, _while_loop
 from . import pytree
-from .recorder import Recorder
+from .recorder import TRACING_REGIONS, Recorder
 from .tensor import Storage, Tensor
 
 _PYTHON_NUMBERS = (bool, int, float, complex)
@@ -59,8 +60,8 @@ class RegionRecorder(Recorder):
     def here(self) -> SourceLoc | None:
         return self.parent.here()
 
-    def encloses(self, rec) -> bool:
-        """Whether ``rec`` is this region's capture or one around it."""
+    def inside(self, rec) -> bool:
+        """Whether this region is inside the capture ``rec`` (at any depth)."""
         outer = self.parent
         while True:
             if outer is rec:
@@ -77,7 +78,7 @@ class RegionRecorder(Recorder):
         unique, n = name, 1
         while unique in taken:
             unique, n = f"{name}_{n}", n + 1
-        value = self.graph.add_input(unique, type, self.here())
+        value = self.graph.add_input(unique, type)  # (its line is the control-flow node's, printed above it)
         return Tensor(self, value, Storage(f"input {unique!r} of region {self.key} of {self.op}"))
 
     def lift(self, t: Tensor, name: str | None = None) -> Tensor:
@@ -85,13 +86,15 @@ class RegionRecorder(Recorder):
         outer = t if t._rec is self.parent else self.parent.lift(t)
         inner = self._lifted.get(outer._value)
         if inner is None:
-            inner = self.add_input(name or self.names_outside(outer) or "captured", outer.type)
+            source = outer._value.node  # an input or parameter of the graph around keeps its name
+            named = source.attrs["name"] if source is not None and source.op in (Op.INPUT, Op.PARAM) else None
+            inner = self.add_input(name or self.names_outside(outer) or named or "captured", outer.type)
             self._lifted[outer._value] = inner
             self.captured.append(outer)
         return inner
 
     def operand_value(self, x, loc: SourceLoc | None) -> Value:
-        if isinstance(x, Tensor) and x._rec is not self and self.encloses(x._rec):
+        if isinstance(x, Tensor) and x._rec is not self and self.inside(x._rec):
             x._check_fresh(loc)
             return self.lift(x)._value
         return super().operand_value(x, loc)
@@ -106,10 +109,12 @@ class RegionRecorder(Recorder):
                          f"F.while_loop")
 
     def check_writable(self, root: Tensor) -> None:
-        if root._storage.is_input:
-            raise self.fail(f"in-place write into the {root._storage.is_input}: a region cannot write into a value "
-                            f"that comes from outside it (eagerly the write would change that array; in a graph "
-                            f"it would be lost). Copy it first (y = x.copy()) or return a new value")
+        if root._rec is not self or root._storage.is_input:
+            what = f"the {root._storage.is_input}" if root._rec is self else "an array from outside the region"
+            raise self.fail(f"in-place write into {what} inside region {self.key} of {self.op}: a region cannot "
+                            f"write into a value that comes from outside it (eagerly the write would change that "
+                            f"array; in a graph it would be lost). Copy it first (y = x.copy()) or return a new "
+                            f"value")
 
     # --- finishing
 
@@ -239,11 +244,22 @@ def trace_region(parent: Recorder, op: Op, key: str, fn: Callable[..., Any], typ
     if namer is not None:
         rec.names_outside = namer
     inputs = [rec.add_input(name, t) for name, t in zip(names, types)]
-    result = fn(*inputs)
+    with tracing(rec):
+        result = fn(*inputs)
     leaves, out_tree = pytree.flatten(result)
     rec.graph.outputs = [rec.output(leaf) for _, leaf in leaves]
     rec.graph.remove_dead_code()
     return Traced(rec, inputs, out_tree)
+
+
+@contextmanager
+def tracing(rec: RegionRecorder):
+    """While the body runs, ``rec`` is the innermost region being traced (see ``current_recorder``)."""
+    TRACING_REGIONS.append(rec)
+    try:
+        yield rec
+    finally:
+        TRACING_REGIONS.remove(rec)
 
 
 def lifted_union(*regions: Traced) -> list[Tensor]:

@@ -18,6 +18,11 @@ from ..ops.indexing import is_basic
 from .tensor import Storage, Tensor, reshape_always_a_view
 
 
+TRACING_REGIONS: list = []
+"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
+pops them)."""
+
+
 class Recorder:
     """Base class of the trace recorder and the lazy runner."""
 
@@ -36,6 +41,14 @@ class Recorder:
     def concretize(self, t: Tensor, kind: str):
         """The Python value of ``t`` as a bool/int/float/item/array: what tracing cannot know."""
         raise NotImplementedError
+
+    def innermost(self) -> "Recorder":
+        """Where an op on this capture's tensors is recorded: the innermost region of this capture being traced
+        (a branch of ``F.cond`` computing with tensors from outside it), else this capture itself."""
+        for region in reversed(TRACING_REGIONS):
+            if region.inside(self):
+                return region
+        return self
 
     def here(self) -> SourceLoc | None:
         """The user's source line that new nodes get: the innermost frame outside graph_lab and NumPy. (``script``

@@ -48,6 +48,7 @@ def call_op(op: Op, *args, **kwargs):
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
+    rec = rec.innermost()
     try:
         operands, attrs = definition.bind(*args, **kwargs)
     except OpError as e:
@@ -183,7 +184,7 @@ class Tensor(TensorLike):
             base, op, attrs = self._view
             base._write(_write_back(base, op, attrs, new))
         else:
-            self._rec.check_writable(self)
+            self._rec.innermost().check_writable(self)
             self._storage.version += 1
         self._value = new._value
         self._version = self._storage.version

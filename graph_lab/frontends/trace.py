@@ -102,7 +102,7 @@ def parse_spec(name: str, spec) -> TensorType:
     return TensorType(dt, tuple(int(d) for d in shape))
 
 
-def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
+def bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
     """The positional order of the tensor arguments and the name of the params argument."""
     try:
         params_list = list(inspect.signature(fn).parameters.values())
@@ -147,7 +147,7 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
                              f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
         types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-        order, params_name = _bind_arguments(fn, list(types), params is not None)
+        order, params_name = bind_arguments(fn, list(types), params is not None)
         if mode != "error":
             _check_example(types, example, mode)
     except TraceError as e:
@@ -170,7 +170,7 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
     result = fn(*args)
 
     leaves, graph.out_tree = pytree.flatten(result)
-    graph.outputs = [_output_value(tracer, path, leaf) for path, leaf in leaves]
+    graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
     graph.remove_dead_code()
     return graph
 
@@ -188,7 +188,7 @@ def _check_example(types, example, mode):
             raise TraceError(f"example[{name!r}] must be an array of {t} (as in shapes), got {got}")
 
 
-def _output_value(tracer: Tracer, path: str, leaf) -> Value:
+def output_value(tracer: Recorder, path: str, leaf) -> Value:
     if isinstance(leaf, Tensor):
         return tracer.operand_value(leaf, leaf._value.node.loc)
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
