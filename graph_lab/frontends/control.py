@@ -119,8 +119,9 @@ class RegionRecorder(Recorder):
     # --- finishing
 
     def output(self, leaf) -> Value:
-        """A region output: one of its tensors, a lifted tensor from outside, or a constant."""
-        return self.operand_value(to_array_scalar(leaf), self.here())
+        """A region output: one of its tensors, a lifted tensor from outside, or a constant (a Python number
+        stays one: a cond whose branches both give Python floats gives a Python float, as eager code does)."""
+        return self.operand_value(leaf, self.here())
 
     def lifted_name(self, t: Tensor) -> str | None:
         inner = self._lifted.get(t._value)

@@ -89,7 +89,10 @@ class Calls:
             raise self.fail(node, "random numbers: a graph computes the same thing every time it runs",
                             "draw the random array outside and pass it in as an input", "random number generation")
         if self.allowed(fn, node):
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            if fn in (list, dict, set) or (isinstance(result, (list, dict, set)) and not args and not kwargs):
+                self.made(result)
+            return result
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
         raise self.fail(node, f"call to {name}, which script() cannot see into (not F.*, NumPy, a builtin that only "
                               f"computes, or a Python function with source)",
@@ -106,12 +109,8 @@ class Calls:
         owner = getattr(fn, "__self__", None)
         if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and \
                 isinstance(owner, (list, dict, set, tuple, str, int, float, range, slice)):
-            if fn.__name__ in MUTATING_METHODS and self.rec.depth > self.root.depth:
-                raise self.fail(node, f"{type(owner).__name__}.{fn.__name__} inside a converted branch or loop: "
-                                      f"script() converts every branch and one loop iteration once, so the "
-                                      f"{type(owner).__name__} would change once per branch, not per run",
-                                "build the container after the if or loop, from the values it gives",
-                                f"{type(owner).__name__}.{fn.__name__} in a region")
+            if fn.__name__ in MUTATING_METHODS:
+                self.check_container_write(owner, node)
             return True
         return inspect.ismethod(fn) and isinstance(owner, TensorLike) or fn is math
 

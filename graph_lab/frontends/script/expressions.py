@@ -18,7 +18,7 @@ from ...errors import ScriptError
 from ...ops import Op
 from ..control import predicate
 from ..tensor import Tensor, call_op
-from .values import ScriptFunction, Undefined
+from .values import Undefined
 
 BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -123,13 +123,13 @@ class Expressions:
         return tuple(self.elements(node.elts))
 
     def expr_List(self, node: ast.List):
-        return self.elements(node.elts)
+        return self.made(self.elements(node.elts))
 
     def expr_Set(self, node: ast.Set):
-        return set(self.elements(node.elts))
+        return self.made(set(self.elements(node.elts)))
 
     def expr_Dict(self, node: ast.Dict):
-        out = {}
+        out = self.made({})
         for k, v in zip(node.keys, node.values):
             if k is None:
                 out.update(self.expr(v))
@@ -220,7 +220,7 @@ class Expressions:
     # --- functions and comprehensions
 
     def expr_Lambda(self, node: ast.Lambda):
-        return ScriptFunction(self, node, self.frame, self.frame.source, "<lambda>")
+        return self.make_function(node, "<lambda>")
 
     def expr_NamedExpr(self, node: ast.NamedExpr):
         value = self.expr(node.value)
@@ -249,7 +249,7 @@ class Expressions:
                 self._generate(generators[1:], emit)
 
     def expr_ListComp(self, node: ast.ListComp):
-        out = []
+        out = self.made([])
         self.comprehension(node, node.generators, lambda: out.append(self.expr(node.elt)))
         return out
 
@@ -257,15 +257,21 @@ class Expressions:
         return iter(self.expr_ListComp(node))  # evaluated now: a graph has no lazy sequences
 
     def expr_SetComp(self, node: ast.SetComp):
-        return set(self.expr_ListComp(node))
+        return self.made(set(self.expr_ListComp(node)))
 
     def expr_DictComp(self, node: ast.DictComp):
-        out = {}
+        out = self.made({})
         self.comprehension(node, node.generators,
                            lambda: out.__setitem__(self.expr(node.key), self.expr(node.value)))
         return out
 
     # --- Python values needed while converting
+
+    def made(self, container):
+        """Note a container the scripted code made itself: only those may be changed in place while converting
+        (changing one from outside would be a side effect that happens once now, not when the graph runs)."""
+        self.created[id(container)] = container
+        return container
 
     def truth(self, value, node: ast.AST) -> bool:
         """A Python bool known now; a tensor here (a comprehension's if) is refused."""

@@ -18,7 +18,7 @@ from ...ir.source import SourceLoc
 from ..tensor import Tensor
 from .branches import Branches
 from .calls import Calls
-from .expressions import Expressions, is_tensor
+from .expressions import BINARY, Expressions, is_tensor
 
 MAX_UNROLL = 10_000
 """Most iterations of a loop unrolled while converting."""
@@ -81,6 +81,8 @@ class Converter(Expressions, Calls, Branches):
         """What ``for i in range(n)`` with a known ``n`` becomes: "unroll" or "fori" (a fori_loop node)."""
         self.frame = None
         self.call_depth = 0
+        self.created: dict[int, object] = {}
+        """Containers the scripted code made (by id): the only ones it may change in place."""
         self.aliased: dict[int, Tensor] = {}
         """Outputs of converted ifs and loops that eager code may share with an array from before them (on some
         paths): writing into one in place is refused."""
@@ -162,6 +164,10 @@ class Converter(Expressions, Calls, Branches):
         target = node.target
         if isinstance(target, ast.Name):
             current = self.expr(ast.Name(target.id, ast.Load(), **_pos(target)))
+            if isinstance(current, Tensor) and current.ndim == 0:
+                # A 0-d value is a NumPy or Python scalar in eager code (x.sum(), a counter): immutable, so
+                # `n += 1` makes a new value there, never a write in place.
+                op = BINARY[type(node.op)]
             self.check_container_write(current, node)
             self.frame.env.assign(target.id, op(current, self.expr(node.value)), node)
         elif isinstance(target, ast.Subscript):
@@ -211,11 +217,19 @@ class Converter(Expressions, Calls, Branches):
                                   "same array as one from before it (on the paths that passed it through); eager "
                                   "code would change both, a graph only this one",
                             "copy it first (y = y.copy()), or assign a new value (y = y + 1)", "an aliased write")
-        if isinstance(container, (list, dict, set)) and self.rec.depth > self.root.depth:
-            raise self.fail(node, f"writing into a {type(container).__name__} inside a converted branch or loop: "
-                                  f"each branch and one loop iteration are converted once, so the write would not "
-                                  f"happen per run", "build the container after the if or loop",
-                            "a container write in a region")
+        if not isinstance(container, (list, dict, set)):
+            return
+        kind = type(container).__name__
+        if id(container) not in self.created:
+            raise self.fail(node, f"changing a {kind} the scripted function did not make: a side effect that would "
+                                  f"happen once now, while converting, and never when the graph runs",
+                            f"make a new {kind} inside the function, or return the values instead",
+                            f"a side effect on a {kind}")
+        if self.rec.depth > self.root.depth:
+            raise self.fail(node, f"changing a {kind} inside a converted branch or loop: each branch and one loop "
+                                  f"iteration are converted once, so the change would not happen per run",
+                            f"build the {kind} after the if or loop, from the values it gives",
+                            f"a {kind} changed in a region")
 
     def stmt_Return(self, node: ast.Return, after) -> None:
         raise Return(self.expr(node.value) if node.value is not None else None, node)
