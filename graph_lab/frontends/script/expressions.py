@@ -148,18 +148,19 @@ class Expressions:
         return slice(*parts)
 
     def expr_JoinedStr(self, node: ast.JoinedStr):
-        return "".join(str(self.expr(v)) if not isinstance(v, ast.FormattedValue) else self.expr(v)
-                       for v in node.values)
-
-    def expr_FormattedValue(self, node: ast.FormattedValue):
-        value = self.expr(node.value)
-        if is_tensor(value):
-            raise self.fail(node, "formatting a tensor into a string needs its value, known only when the graph "
-                                  "runs", "return the tensor and format it after running the graph",
-                            "a tensor in an f-string")
-        spec = self.expr(node.format_spec) if node.format_spec is not None else ""
-        value = {-1: value, 115: str(value), 114: repr(value), 97: ascii(value)}[node.conversion]
-        return format(value, spec)
+        parts = []
+        for part in node.values:
+            if not isinstance(part, ast.FormattedValue):
+                parts.append(str(self.expr(part)))
+                continue
+            value = self.expr(part.value)
+            if is_tensor(value):
+                raise self.fail(node, "formatting a tensor into a string needs its value, known only when the graph "
+                                      "runs", "return the tensor and format it after running the graph",
+                                "a tensor in an f-string")
+            value = {-1: value, 115: str(value), 114: repr(value), 97: ascii(value)}[part.conversion]
+            parts.append(format(value, self.expr(part.format_spec) if part.format_spec is not None else ""))
+        return "".join(parts)
 
     # --- operators
 
