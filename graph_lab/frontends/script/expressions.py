@@ -28,6 +28,7 @@ COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast
            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+_TEST_AWARE = (ast.BoolOp, ast.Compare, ast.UnaryOp)  # converted differently in the test of an if or while
 
 # Expressions script refuses, with what to write instead.
 UNSUPPORTED_EXPRESSIONS = {
@@ -63,7 +64,7 @@ class Expressions:
                                                                    "supported expressions"))
             raise self.fail(node, f"{what} is not supported by script()", hint, what)
         try:
-            return method(node, test) if test else method(node)
+            return method(node, test) if test and isinstance(node, _TEST_AWARE) else method(node)
         except ScriptError:
             raise
         except DataDependent as e:
