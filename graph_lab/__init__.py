@@ -29,7 +29,8 @@ from .passes.rewrite import replace_pattern
 from .passes.simplify import simplify
 
 __all__ = [
-    "F", "trace", "script", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
+    "F", "trace", "script", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction",
+    "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify",

@@ -1,9 +1,9 @@
 """``F``: one function per op of the table, usable on NumPy arrays (run now) and on stand-ins (recorded).
 
 ``F.tanh(x)``, ``F.softmax(x, axis=-1)``, ``F.layer_norm(x, w, b)``, ``F.linear(x, w, b)``... are generated from
-the op table, so adding an op adds its ``F`` function. ``F.cond``, ``F.while_loop``, ``F.fori_loop`` and ``F.scan``
-take functions (jax.lax's signatures) and trace them into regions. A model written with ``F`` runs eagerly on arrays and is
-captured by ``trace`` or ``LazyRunner`` without a change.
+the op table, so adding an op adds its ``F`` function. ``F.cond``, ``F.while_loop``, ``F.fori_loop`` and
+``F.scan`` take functions (jax.lax's signatures) and trace them into regions. A model written with ``F`` runs
+eagerly on arrays and is captured by ``trace`` or ``LazyRunner`` without a change.
 """
 
 from __future__ import annotations

@@ -61,9 +61,9 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
     for v in (v for node in graph.nodes for v in node.outputs):
         for user in v.users:
             if id(user) not in in_graph:
-                raise VerifyError(f"{context}value %{numbering[v]} is read by {user!r}, which is not a node of this graph: a "
-                                  f"node belongs to one graph only (copy with Graph.extract), and a removed node "
-                                  f"must drop its inputs (use Graph.erase_node)")
+                raise VerifyError(f"{context}value %{numbering[v]} is read by {user!r}, which is not a node of this "
+                                  f"graph: a node belongs to one graph only (copy with Graph.extract), and a removed "
+                                  f"node must drop its inputs (use Graph.erase_node)")
     for i, v in enumerate(graph.outputs):
         if v not in defined:
             made_by = v.node.op if v.node is not None else "no node"

@@ -298,9 +298,9 @@ class Branches:
                 continue
             name = next(n for n, w, t in zip(carry.owners, carry.weak, carry.types) if w != t)
             i = carry.owners.index(name)
-            raise self.fail(node, f"{name} starts as a Python number ({_where(self.frame.source.show, carry.env, name)})"
-                                  f", which this loop on tensor data carries as {carry.types[i]}; in the first "
-                                  f"iteration eager Python computes {b.op} with it as a Python number, giving "
+            where = _where(self.frame.source.show, carry.env, name)
+            raise self.fail(node, f"{name} starts as a Python number ({where}), which this loop on tensor data "
+                                  f"carries as {carry.types[i]}; in the first iteration eager Python computes {b.op} with it as a Python number, giving "
                                   f"{', '.join(map(str, tb))} where the graph gives {', '.join(map(str, ta))}",
                             f"start {name} as a NumPy value of the dtype the loop gives it (for example "
                             f"{name} = np.float32(0.0))", "a Python number carried by a loop")
