@@ -26,6 +26,7 @@ from .ir.types import TensorType
 from .ops import Op
 from .viewer import view
 from .passes.rewrite import replace_pattern
+from .passes.cond_to_select import cond_to_select
 from .passes.simplify import simplify
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
     "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
-    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select",
     "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
