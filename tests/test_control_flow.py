@@ -319,6 +319,8 @@ def test_branches_that_can_raise_or_loop_are_kept():
     g = script(indexes, {"x": (3,), "idx": ((2,), "int64")})
     (line,) = cond_to_select(g)
     assert line.startswith("kept %") and "index arrays" in line and Op.COND in {n.op for n in g.nodes}
+    x, out_of_bounds = np.arange(3.0), np.array([-7, 1])  # x[idx] would raise: the kept cond never runs it
+    assert_same(run(g, {"x": x, "idx": out_of_bounds})[0], indexes(x, out_of_bounds), "kept cond")
     g = script(loops, {"x": (3,)})
     (line,) = cond_to_select(g)
     assert "holds a while_loop" in line
@@ -344,3 +346,16 @@ def test_conds_nested_in_branches_and_loop_bodies_are_converted_in_copies():
         for graph in (g, before):
             for a, b in zip(run(graph, {"x": x}), branch_inside_loop(x)):
                 assert_same(a, np.asarray(b), "loop body select")
+
+
+def test_guard_mode_computes_values_through_control_flow_nodes():
+    def f(x):
+        y = F.cond(x.sum() > 0, lambda a: a * 2.0, lambda a: -a, x)
+        if y.sum() > 3:  # the guard's value needs the cond's output while tracing
+            return y * 10.0
+        return y
+
+    x = np.ones(3)
+    g = trace(f, {"x": (3,)}, mode="guard", example={"x": x})
+    assert len(g.guards) == 1 and graph_lab.check_guards(g, {"x": x}) and not graph_lab.check_guards(g, {"x": -x})
+    assert_same(run(g, {"x": x})[0], f(x), "guarded")

@@ -473,3 +473,48 @@ def test_F_control_flow_on_functions_is_fine_inside_script():
     def f(x):
         return F.cond(x.sum() > 0, lambda a: a * math.pi, lambda a: a, x)
     assert script(f, X).count() == 3
+
+
+def test_more_constructs_and_mistakes():
+    def f(x):
+        async def later():
+            return x
+        return x
+    expect_error(f, X, "async def", "async", "script() converts synchronous code only", "async code")
+
+    def g(x):
+        scale = lambda a, b: a * b  # noqa: E731
+        return scale(x)
+    expect_error(g, X, "scale = lambda", "lambda a, b: a * b", "call it with the arguments it takes",
+                 "TypeError calling <lambda>")
+
+    def h(x):
+        for k in 3:
+            x = x + k
+        return x
+    expect_error(h, X, "for k in 3", "3", "iterate over a range, a list", "iteration over a int")
+
+    def k(x):
+        y = x.copy()
+        y[0] = "one"
+        return y
+    expect_error(k, X, 'y[0] = "one"', 'y[0] = "one"', "the same error would stop eager Python here")
+
+
+def test_branches_that_leave_a_variable_of_another_kind():
+    def f(x):
+        if x.sum() > 0:
+            mode, y = "double", x * 2.0
+        else:
+            mode, y = "half", x * 0.5
+        return y if mode == "double" else -y
+    expect_error(f, X, 'if mode == "double"', "mode", "give mode the same type in both branches",
+                 "it differs between the branches and is not an array")
+
+    def g(x):
+        if x.sum() > 0:
+            pair = (x, x)
+        else:
+            pair = x
+        return pair
+    expect_error(g, X, "return pair", "pair", "give pair the same type", "its structure differs")

@@ -56,7 +56,7 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
             env[node.outputs[0]] = node.attrs["value"]
         else:
             try:
-                result = opdef(op).impl(*[env[v] for v in node.inputs], **impl_attrs(node, _region_runner))
+                result = opdef(op).impl(*[env[v] for v in node.inputs], **impl_attrs(node, region_runner))
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
@@ -90,7 +90,8 @@ def _named(fn, key: str):
     return run_region
 
 
-def _region_runner(region):
+def region_runner(region):
+    """A function running ``region`` with the reference interpreter: its inputs in order -> its outputs."""
     names = region.input_names
 
     def run_region(*values):

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..backends.interpret import impl_attrs, region_runner
 from ..errors import TraceError
 from ..guards import ValueGuard, to_python
 from ..ir.graph import Graph, Node, Value
@@ -78,7 +79,8 @@ class Tracer(Recorder):
             elif node.op == Op.CONST:
                 result = node.attrs["value"]
             else:
-                result = opdef(node.op).impl(*[self.known[v] for v in node.inputs], **node.attrs)
+                result = opdef(node.op).impl(*[self.known[v] for v in node.inputs],
+                                             **impl_attrs(node, region_runner))
             outs = result if opdef(node.op).multi_output else (result,)
             for v, r in zip(node.outputs, outs):
                 self.known[v] = r
