@@ -105,7 +105,7 @@ def demo2_specialize_and_guard():
     print()
     wrong = rows[1][4]
     print_observations([
-        f"两种 mode 抓到的图都只有 layer1（参数只有 w1、b1）：另一支在图里根本不存在。",
+        "两种 mode 抓到的图都只有 layer1（参数只有 w1、b1）：另一支在图里根本不存在。",
         f"specialize 不留任何记录：负输入照样通过检查、照样运行，结果和 eager 差 {wrong}——这就是"
         f"笔记 §5.2 说的\"悄悄算错\"。guard 至少会在负输入时让 check_guards 返回否，提醒你重新抓图。",
     ])

@@ -27,7 +27,7 @@ from ..control import (RegionRecorder, Traced, carry_lifted, lifted_union, predi
                        type_of)
 from ..tensor import Tensor
 from .analysis import assigned_names, contains, loop_exits
-from .values import Undefined
+from .values import Break, Continue, Return, Undefined
 
 _MISSING = object()
 _ARRAY_LEAVES = (Tensor, bool, int, float, complex)
@@ -72,8 +72,6 @@ class Branches:
 
     def run_block(self, stmts: list[ast.stmt], rest: list[ast.stmt] | None, what: str):
         """A runner for ``region``: converts ``stmts``; a return is caught (for a branch that returns)."""
-        from .statements import Break, Return
-
         def run(region: Region):
             try:
                 self.block(stmts, rest)
@@ -81,7 +79,7 @@ class Branches:
                 region.returned_at = r.node
                 return r.value
             except Break as b:
-                word = "continue" if type(b).__name__ == "Continue" else "break"
+                word = "continue" if isinstance(b, Continue) else "break"
                 raise self.fail(b.node, f"{word} inside {what}: it would leave a converted loop or branch, which a "
                                         f"control-flow node cannot do", "set a flag variable and test it in the "
                                                                         "loop condition", word) from None
@@ -103,7 +101,6 @@ class Branches:
         then = self.region(Op.COND, "then", self.run_block(node.body + after, [], what))
         orelse = self.region(Op.COND, "else", self.run_block(node.orelse + after, [], what))
         result = self.emit_cond(node, pred, then, orelse, then.result, orelse.result, self.returns_of)
-        from .statements import Return
         raise Return(result, node)
 
     def returns_of(self, region: Region, node: ast.AST) -> str:

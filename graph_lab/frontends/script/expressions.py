@@ -18,7 +18,7 @@ from ...errors import ScriptError
 from ...ops import Op
 from ..control import predicate
 from ..tensor import Tensor, call_op
-from .values import Undefined
+from .values import ControlSignal, Undefined
 
 BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -65,13 +65,11 @@ class Expressions:
             raise self.fail(node, f"{what} is not supported by script()", hint, what)
         try:
             return method(node, test) if test and isinstance(node, _TEST_AWARE) else method(node)
-        except ScriptError:
+        except (ScriptError, ControlSignal):
             raise
         except DataDependent as e:
             raise self.data_dependent(node, e) from None
         except Exception as e:
-            if getattr(e, "is_control_signal", False):
-                raise
             raise self.fail(node, f"{type(e).__name__} while converting this expression: {e}",
                             "script() converts the expression as eager Python would run it; the same error would "
                             "stop eager code (or the value is not one a graph can hold)") from None

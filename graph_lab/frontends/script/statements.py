@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .branches import Branches
 from .calls import Calls
 from .expressions import BINARY, Expressions, is_tensor
+from .values import Break, ControlSignal, Continue, Return
 
 MAX_UNROLL = 10_000
 """Most iterations of a loop unrolled while converting."""
@@ -47,28 +48,6 @@ UNSUPPORTED_STATEMENTS = {
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED_STATEMENTS[ast.TryStar] = UNSUPPORTED_STATEMENTS[ast.Try]
-
-
-class ControlSignal(Exception):
-    """Python's return, break and continue, while converting (raised and caught by the converter only)."""
-
-    is_control_signal = True
-
-
-class Return(ControlSignal):
-    def __init__(self, value, node: ast.AST):
-        super().__init__("return")
-        self.value, self.node = value, node
-
-
-class Break(ControlSignal):
-    def __init__(self, node: ast.AST):
-        super().__init__("break")
-        self.node = node
-
-
-class Continue(Break):
-    pass
 
 
 class Converter(Expressions, Calls, Branches):
@@ -163,7 +142,7 @@ class Converter(Expressions, Calls, Branches):
         op = INPLACE[type(node.op)]
         target = node.target
         if isinstance(target, ast.Name):
-            current = self.expr(ast.Name(target.id, ast.Load(), **_pos(target)))
+            current = self.expr(target)
             if isinstance(current, Tensor) and current.ndim == 0:
                 # A 0-d value is a NumPy or Python scalar in eager code (x.sum(), a counter): immutable, so
                 # `n += 1` makes a new value there, never a write in place.
@@ -335,7 +314,3 @@ class Converter(Expressions, Calls, Branches):
             return 0, args[0], 1
         return (args[0], args[1], 1) if len(args) == 2 else tuple(args)
 
-
-def _pos(node: ast.AST) -> dict:
-    return {"lineno": node.lineno, "col_offset": node.col_offset, "end_lineno": node.end_lineno,
-            "end_col_offset": node.end_col_offset}

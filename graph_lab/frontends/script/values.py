@@ -68,3 +68,27 @@ class ScriptFunction:
 
     def __repr__(self) -> str:
         return f"<scripted function {self.__name__} at {self.frame.source.show(self.node)}>"
+
+
+class ControlSignal(Exception):
+    """Python's return, break and continue, while converting (raised and caught by the converter only)."""
+
+
+class Return(ControlSignal):
+    """A ``return`` reached while converting, with the value it returns."""
+
+    def __init__(self, value, node: ast.AST):
+        super().__init__("return")
+        self.value, self.node = value, node
+
+
+class Break(ControlSignal):
+    """A ``break`` reached while converting an unrolled loop."""
+
+    def __init__(self, node: ast.AST):
+        super().__init__("break")
+        self.node = node
+
+
+class Continue(Break):
+    """A ``continue`` reached while converting an unrolled loop."""
