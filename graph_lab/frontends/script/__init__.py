@@ -71,7 +71,8 @@ class ScriptRecorder(Recorder):
 def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops: str = "unroll") -> Graph:
     """Convert ``fn``'s source into a graph, without running ``fn``; control flow on tensor data is kept.
 
-    ``shapes`` and ``params`` are as for ``trace``. ``if``/``elif``/``else`` on a tensor becomes a ``cond`` node,
+    ``fn`` may be a method (``model.forward``): its object is read as it is now. ``shapes`` and ``params`` are as
+    for ``trace``. ``if``/``elif``/``else`` on a tensor becomes a ``cond`` node,
     ``while`` on a tensor a ``while_loop`` node, ``for i in range(n)`` with a tensor ``n`` a ``fori_loop`` node;
     control flow on Python values known now (shapes, flags, lists of layers) is decided now, and ``for`` loops
     over them are unrolled (``loops="fori"`` makes ``for i in range(n)`` a ``fori_loop`` node instead). Calls to
@@ -82,8 +83,9 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     try:
         if loops not in LOOP_MODES:
             raise TraceError(f"loops must be one of {LOOP_MODES}, got {loops!r}")
-        if not inspect.isfunction(fn):
-            raise TraceError(f"script() takes a Python function defined with def, got {type(fn).__name__}")
+        if not (inspect.isfunction(fn) or inspect.ismethod(fn) and inspect.isfunction(fn.__func__)):
+            raise TraceError(f"script() takes a Python function defined with def (or a method of an object), "
+                             f"got {type(fn).__name__}")
         if not isinstance(shapes, Mapping) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
@@ -91,6 +93,7 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
         order, params_name = bind_arguments(fn, list(types), params is not None)
     except TraceError as e:
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
+    owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
     source = FunctionSource(fn)
 
     graph = Graph(fn.__name__)
@@ -105,7 +108,7 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
         args[params_name] = pytree.tree_map(make_param, params, params_name)
-    bound = inspect.signature(fn).bind_partial(**args)
+    bound = inspect.signature(fn).bind_partial(*([owner] if owner is not None else []), **args)
     bound.apply_defaults()
 
     converter = Converter(rec, loops)
