@@ -1,4 +1,8 @@
-"""The reference interpreter: the living definition of every op. Every other backend is tested against it."""
+"""The reference interpreter: the living definition of every op. Every other backend is tested against it.
+
+A graph with symbolic sizes first binds each size from the inputs and checks its shape guards
+(``ir/sizes.py``); symbolic attributes are then evaluated for those sizes before each op's implementation runs.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphExecutionError, GraphInputError
+from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, has_symbols, is_symbolic_graph
 from ..ir.types import dtype_name
 from ..ops import Op, opdef
 
@@ -41,9 +46,12 @@ def _expected(graph) -> str:
                                            if graph.param_values else "")
 
 
-def execute(graph, inputs: Mapping[str, object]) -> dict:
-    """Run every node in order; return the environment mapping each value to its array."""
+def execute(graph, inputs: Mapping[str, object], sizes: Mapping[str, int] | None = None) -> dict:
+    """Run every node in order; return the environment mapping each value to its array. A symbolic graph's
+    sizes are bound from ``inputs`` unless given (nothing is checked here: ``run`` checks)."""
     env: dict = {}
+    if sizes is None and is_symbolic_graph(graph):
+        sizes = bind_sizes(graph, inputs)[0]
     for node in graph.nodes:
         op = node.op
         if op == Op.INPUT:
@@ -54,8 +62,9 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
         elif op == Op.CONST:
             env[node.outputs[0]] = node.attrs["value"]
         else:
+            attrs = bind_attrs(node.attrs, sizes) if sizes else node.attrs
             try:
-                result = opdef(op).impl(*[env[v] for v in node.inputs], **node.attrs)
+                result = opdef(op).impl(*[env[v] for v in node.inputs], **attrs)
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
@@ -69,8 +78,9 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
 def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array) and return its outputs as arrays, in order."""
     bound = bind_inputs(graph, inputs)
+    sizes = checked_sizes(graph, bound) if is_symbolic_graph(graph) else None
     try:
-        env = execute(graph, bound)
+        env = execute(graph, bound, sizes)
     except GraphExecutionError as e:
         mismatches = _type_mismatches(graph, bound)
         if not mismatches:
@@ -99,7 +109,9 @@ def prepare(graph):
 
     Values live in a list indexed by position instead of a dict, and each step's implementation, operand
     positions and attributes are looked up once. It runs the same NumPy calls in the same order as ``run``.
+    A symbolic graph binds its sizes and checks its shape guards on every call, as ``run`` does.
     """
+    symbolic = is_symbolic_graph(graph)
     slot: dict = {}
     loads, steps = [], []
     for node in graph.nodes:
@@ -113,7 +125,7 @@ def prepare(graph):
             loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
         else:
             steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), node.attrs,
-                          tuple(slot[v] for v in node.outputs), node))
+                          tuple(slot[v] for v in node.outputs), node, symbolic and has_symbols(node.attrs)))
     outputs = [slot[v] for v in graph.outputs]
     size = len(slot)
 
@@ -121,7 +133,10 @@ def prepare(graph):
         env = [None] * size
         for i, name, value in loads:
             env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
-        for impl, ins, attrs, outs, node in steps:
+        sizes = checked_sizes(graph, inputs) if symbolic else None
+        for impl, ins, attrs, outs, node, bind in steps:
+            if bind:
+                attrs = bind_attrs(attrs, sizes)
             try:
                 result = impl(*[env[j] for j in ins], **attrs)
             except Exception as e:

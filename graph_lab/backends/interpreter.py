@@ -31,6 +31,8 @@ import numpy as np
 from ..errors import GraphEditError, GraphExecutionError, GraphLabError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node
+from ..ir.shape_env import graph_facts
+from ..ir.sizes import bind_attrs, checked_sizes, is_symbolic_graph
 from ..ops import REGISTRY, Op, opdef
 from .interpret import bind_inputs
 
@@ -62,6 +64,8 @@ class Interpreter:
         """The value of each IR value computed so far (``Value -> array``)."""
         self.inputs: dict[str, Any] = {}
         """The current run's inputs by name (parameters given here replace their stored values)."""
+        self.sizes: dict[str, int] | None = None
+        """The current run's value of each size symbol (None for a graph with static shapes)."""
         self._hooks: list[Hook] = []
 
     def register_hook(self, hook: Hook) -> HookHandle:
@@ -72,6 +76,7 @@ class Interpreter:
     def run(self, inputs: Mapping[str, Any]) -> list[np.ndarray]:
         """The graph's outputs for ``inputs`` (name -> array), as ``run(graph, inputs)`` returns them."""
         self.inputs = bind_inputs(self.graph, inputs)
+        self.sizes = checked_sizes(self.graph, self.inputs) if is_symbolic_graph(self.graph) else None
         self.run_nodes()
         return [np.asarray(self.env[v]) for v in self.graph.outputs]
 
@@ -134,7 +139,8 @@ class Interpreter:
     # --- the leaves every family method ends in
 
     def call_op(self, node: Node, args: tuple) -> Any:
-        return opdef(node.op).impl(*args, **node.attrs)
+        attrs = bind_attrs(node.attrs, self.sizes) if self.sizes else node.attrs
+        return opdef(node.op).impl(*args, **attrs)
 
     def read_input(self, node: Node) -> Any:
         return self.inputs[node.attrs["name"]]
@@ -161,7 +167,8 @@ class Transformer(Interpreter):
     def transform(self) -> Graph:
         """The new graph, verified. Guards and the output structure are kept."""
         new = self.builder.graph
-        self.run_nodes()
+        with graph_facts(self.graph):  # the type rules of symbolic shapes use the graph's shape guards
+            self.run_nodes()
         new.outputs = [self.env[v] for v in self.graph.outputs]
         new.out_tree = self.graph.out_tree
         new.guards = list(self.graph.guards)

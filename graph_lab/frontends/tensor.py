@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError, TraceError
+from ..ir.source import user_location
+from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
 from ..ops.indexing import Slice, bind_key
 
@@ -34,6 +36,8 @@ def _find_recorder(args):
     for a in args:
         if isinstance(a, Tensor):
             return a._rec
+        if isinstance(a, SymbolicValue) and a.env.recorder is not None:
+            return a.env.recorder
         if isinstance(a, (list, tuple)):
             for b in a:
                 if isinstance(b, Tensor):
@@ -48,6 +52,8 @@ def call_op(op: Op, *args, **kwargs):
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
+    if rec.shape_env is not None:
+        rec.shape_env.loc = user_location(1)  # a shape guard recorded while binding points at the user's line
     try:
         operands, attrs = definition.bind(*args, **kwargs)
     except OpError as e:
@@ -78,8 +84,14 @@ class Tensor(TensorLike):
         return self._value.type
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.type.shape
+    def shape(self) -> tuple:
+        """The sizes, as ints; a symbolic size is a ``SymInt`` (Python arithmetic on it stays symbolic)."""
+        shape = self._value.type.shape
+        env = self._rec.shape_env
+        if env is None or all(type(d) is int for d in shape):
+            return shape
+        from .symbols import wrap
+        return tuple(wrap(d, env) for d in shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -91,7 +103,11 @@ class Tensor(TensorLike):
 
     @property
     def size(self) -> int:
-        return self._value.type.size
+        size = self._value.type.size
+        if type(size) is int:
+            return size
+        from .symbols import wrap
+        return wrap(size, self._rec.shape_env)
 
     @property
     def T(self) -> "Tensor":
@@ -204,7 +220,7 @@ class Tensor(TensorLike):
 
     def _inplace(self, op: Op, other) -> "Tensor":
         result = call_op(op, self, other)
-        if result.shape != self.shape:
+        if result.type.shape != self.type.shape:
             raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                                  f"broadcast shape {result.shape} (in-place {op})")
         if result.dtype != self.dtype:
@@ -320,6 +336,8 @@ def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:
 def reshape_always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
     """Whether NumPy's reshape from ``old`` to ``new`` is a view whatever the array's memory layout: true when
     it only splits dimensions (and adds or drops size-1 ones); merging needs strides that line up."""
+    if any(type(d) is not int for d in old + tuple(new)):
+        return tuple(d for d in old if d != 1) == tuple(d for d in new if d != 1)  # symbolic: only the obvious
     if 0 in old:
         return True  # no elements: a write changes nothing either way
     old = tuple(d for d in old if d != 1)
@@ -341,7 +359,7 @@ def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
         key = tuple(k.to_slice() if isinstance(k, Slice) else k for k in attrs["key"])
         return call_op(Op.INDEX_UPDATE, base, key, new)
     if op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE):
-        return call_op(Op.RESHAPE, new, base.shape)
+        return call_op(Op.RESHAPE, new, base.type.shape)
     if op == Op.TRANSPOSE:
         inverse = [0] * len(attrs["perm"])
         for i, p in enumerate(attrs["perm"]):

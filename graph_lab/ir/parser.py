@@ -19,11 +19,13 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphParseError, VerifyError
-from ..guards import ValueGuard
+from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
 from .lexer import Token
 from .parse_values import MAX_DEPTH, ValueParser
+from .shape_env import facts_from, using
+from .sizes import has_symbols
 from .source import ParsedLoc
 from .types import TensorType
 
@@ -72,6 +74,8 @@ class _Scope:
         self.graph = graph
         self.values: dict[int, Value] = {}
         self.names: set[str] = set()
+        self.deferred: list[tuple] = []
+        """Type checks of nodes with symbolic sizes: they need the graph's shape guards, read after its body."""
 
 
 class _GraphParser(ValueParser):
@@ -130,8 +134,12 @@ class _GraphParser(ValueParser):
             self.skip_blank_lines()
             tok = self.lex.peek()
             if not (tok.is_("guard") and tok.column == start.column):
-                return scope.graph
+                break
             scope.graph.guards.append(self.guard(len(scope.graph.guards), depth))
+        with using(facts_from(scope.graph.guards)):
+            for check in scope.deferred:
+                self.check_types(*check)
+        return scope.graph
 
     def use(self, scope: _Scope) -> Value:
         tok = self.lex.next()
@@ -166,7 +174,10 @@ class _GraphParser(ValueParser):
         loc = self.node_loc() if self.accept("#") else None
         self.end_line()
         self.count_node(op_tok)
-        self.check_types(op, op_tok, inputs, attrs, outs)
+        if has_symbols(attrs) or any(has_symbols(t.shape) for t in types + tuple(v.type for v in inputs)):
+            scope.deferred.append((op, op_tok, inputs, attrs, outs))
+        else:
+            self.check_types(op, op_tok, inputs, attrs, outs)
         node = Node(op, inputs, attrs, types, loc)
         scope.graph.nodes.append(node)
         for (_, number, _), value in zip(outs, node.outputs):
@@ -194,6 +205,8 @@ class _GraphParser(ValueParser):
             return (), {"name": name, "type": types[0]}
         if op == Op.CONST:
             return (), {"value": self.const_literal(types[0])}
+        if op == Op.SIZE:
+            return (), {"expr": self.size_expr()}
         inputs = []
         if self.lex.peek().kind == "value":
             inputs.append(self.use(scope))
@@ -245,8 +258,9 @@ class _GraphParser(ValueParser):
                                          f"{', '.join(map(str, inferred))}", ", ".join(map(str, printed)))
 
     def charge_index_checks(self, at: Token, index_types: tuple[TensorType, ...]) -> None:
+        shapes = [tuple(d if type(d) is int else 1 for d in t.shape) for t in index_types]  # a symbol counts 1
         try:
-            count = math.prod(np.broadcast_shapes(*(t.shape for t in index_types)))
+            count = math.prod(np.broadcast_shapes(*shapes))
         except ValueError:
             return  # the type rule reports shapes that do not broadcast
         self.index_budget -= count
@@ -267,8 +281,13 @@ class _GraphParser(ValueParser):
             raise self.error(number_tok, f"#{index} (guards are numbered in order)")
         self.expect(":")
         kind_tok = self.lex.next()
+        if kind_tok.is_("shape"):
+            fact = self.relation_()
+            loc = self.guard_loc() if self.accept("at") else None
+            self.end_line()
+            return ShapeGuard(fact, loc)
         if kind_tok.kind != "ident" or kind_tok.text not in GUARD_KINDS:
-            raise self.error(kind_tok, f"a guard kind: {', '.join(GUARD_KINDS)}")
+            raise self.error(kind_tok, f"a guard kind: shape, {', '.join(GUARD_KINDS)}")
         for text in ("(", "value", ")", "=="):
             self.expect(text, f"'{kind_tok.text}(value) =='")
         expected = self.expected_value(kind_tok.text)

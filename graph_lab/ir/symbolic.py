@@ -198,9 +198,15 @@ def _split_multiples(a, c: int):
 
 def _divide_exactly(a, b):
     """``a / b`` when ``b`` is one term whose monomial and coefficient divide every term of ``a``; else None."""
-    if not isinstance(b, Expr) or len(b.terms) != 1:
+    if type(b) is int:
+        return _divide_term(a, (), b) if b else None
+    if len(b.terms) != 1:
         return None
     (bm, bc), = b.terms
+    return _divide_term(a, bm, bc)
+
+
+def _divide_term(a, bm: tuple, bc: int):
     out = {}
     for m, c in terms_of(a).items():
         rest = list(m)
@@ -212,6 +218,22 @@ def _divide_exactly(a, b):
             return None
         out[tuple(rest)] = c // bc
     return canonical(out)
+
+
+def _common_factor(a, b) -> tuple | None:
+    """``(monomial, coefficient)``: the largest term (positive coefficient) dividing every term of ``a`` and the
+    single term or int ``b``; None when that is 1."""
+    if isinstance(b, Expr) and len(b.terms) != 1:
+        return None
+    (bm, bc), = terms_of(b).items()
+    atoms, coeff = list(bm), abs(bc)
+    for m, c in terms_of(a).items():
+        coeff = math.gcd(coeff, c)
+        rest = list(m)
+        atoms = [x for x in atoms if x in rest and not rest.remove(x)]
+    if not atoms and coeff == 1:
+        return None
+    return tuple(sorted(atoms, key=atom_key)), coeff
 
 
 def floordiv(a, b):
@@ -229,11 +251,25 @@ def floordiv(a, b):
         if inner is not None and type(inner[2]) is int and inner[2] > 0:
             return floordiv(inner[1], inner[2] * b)  # (x // m) // n == x // (m*n) for positive m, n
         q, r = _split_multiples(a, b)  # (b*q + r) // b == q + r // b, exactly
+        if q == 0 and type(r) is not int:
+            cancelled = _cancelled(r, b)
+            return cancelled if cancelled is not None else _atom("floordiv", r, b)
         if type(r) is int:
             return add(q, r // b)
         return add(q, _atom("floordiv", r, b))
     exact = _divide_exactly(a, b)
-    return exact if exact is not None else _atom("floordiv", a, b)
+    if exact is not None:
+        return exact
+    cancelled = _cancelled(a, b)
+    return cancelled if cancelled is not None else _atom("floordiv", a, b)
+
+
+def _cancelled(a, b):
+    """``a // b`` with a common factor divided out of both (exact: (k*x) // (k*y) == x // y for k >= 1)."""
+    common = _common_factor(a, b)
+    if common is None or a == 0:
+        return None
+    return floordiv(_divide_term(a, *common), _divide_term(b, *common))
 
 
 def mod(a, b):
@@ -372,7 +408,7 @@ def _powers(m: tuple) -> list:
 def _format_atom(atom: tuple) -> str:
     if atom[0] == "sym":
         return atom[1]
-    symbol_ = "//" if atom[0] == "floordiv" else "%"
+    symbol_ = "//" if atom[0] == "floordiv" else " % "  # spaced: %2 would read as the value %2 in the IR text
     return f"{_operand(atom[1], 2)}{symbol_}{_operand(atom[2], 3)}"
 
 
@@ -435,7 +471,8 @@ class FloatExpr:
             return "-" + _operand(self.args[0], 4)
         if self.op == "**":  # right-associative: the left operand must bind tighter
             return f"{_operand(self.args[0], 5)}**{_operand(self.args[1], 3)}"
-        return f"{_operand(self.args[0], p)}{self.op}{_operand(self.args[1], p + 1)}"
+        op = " % " if self.op == "%" else self.op
+        return f"{_operand(self.args[0], p)}{op}{_operand(self.args[1], p + 1)}"
 
 
 def float_op(op: str, *args) -> FloatExpr:

@@ -9,7 +9,8 @@ The rules, in the order they are checked:
    and every user of a value is a node of this graph (not a node of another graph, not an erased node);
 5. every value is defined once (SSA), by the node that holds it, at its own output position;
 6. input and parameter names are unique, and each parameter has a stored value;
-7. output types are what the op's rule gives for the operand types and attributes;
+7. output types are what the op's rule gives for the operand types and attributes (with symbolic sizes, the
+   facts the rule needs must follow from the graph's shape guards);
 8. the graph's outputs are values defined by its nodes.
 """
 
@@ -19,9 +20,15 @@ from collections import Counter
 
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from .shape_env import graph_facts
 
 
 def verify(graph) -> None:
+    with graph_facts(graph):
+        _verify(graph)
+
+
+def _verify(graph) -> None:
     numbering = graph.numbering()
     in_graph = {id(n) for n in graph.nodes}
     defined: set = set()

@@ -198,15 +198,19 @@ def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
     first = types[0].shape
     if all(t.shape == first for t in types):  # the common case, without NumPy's general rule
         return first
-    shapes = [t.shape for t in types]
     try:
-        if all(type(d) is int for s in shapes for d in s):
-            return np.broadcast_shapes(*shapes)
-        return symbolic_broadcast(op, shapes)
+        return broadcast(op, *(t.shape for t in types))
     except ValueError:
         shown = ", ".join(str(t) for t in types)
         raise OpError(f"{op}: operands could not be broadcast together ({shown}); NumPy broadcasting aligns "
                       f"shapes from the right and needs each pair of sizes to be equal or 1") from None
+
+
+def broadcast(op: str, *shapes) -> tuple:
+    """``np.broadcast_shapes`` that also takes symbolic sizes; raises ``ValueError`` when they do not broadcast."""
+    if all(type(d) is int for s in shapes for d in s):
+        return np.broadcast_shapes(*shapes)
+    return symbolic_broadcast(op, shapes)
 
 
 def symbolic_broadcast(op: str, shapes) -> tuple:
