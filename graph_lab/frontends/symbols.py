@@ -126,12 +126,16 @@ class SymInt(_SymbolicNumber):
         return self if self >= 0 else -self
 
     def __pow__(self, o):
+        if isinstance(o, SymInt):  # an int or a float depending on the sign of the exponent: specialize it
+            o = int(o)
         n = _int_operand(o)
         if type(n) is int and n >= 0:
             return wrap(self.expr ** n, self.env)
         return self._float_op("**", self.expr, _float_operand(o))
 
     def __rpow__(self, o):
+        if _int_operand(o) is not None:
+            return o ** int(self)  # an int to a symbolic power: the exponent is specialized, as above
         return self._float_op("**", _float_operand(o), self.expr)
 
     # --- facts: a comparison is decided now (proved, or guarded with the example's outcome)

@@ -275,7 +275,8 @@ class ValueParser:
             tok = self.lex.next()
             if tok.is_(")"):
                 if len(items) == 1:
-                    if isinstance(items[0], (int, Expr, FloatExpr)) and not isinstance(items[0], bool):
+                    numeric = isinstance(items[0], (int, Expr, FloatExpr)) and not isinstance(items[0], bool)
+                    if numeric and self._continues_expr():  # ((B+1)//2, 4): a parenthesized size
                         return _Paren(items[0])
                     raise self.error(tok, "',' (a tuple of one item is written (x,))")
                 return tuple(items)

@@ -375,24 +375,23 @@ def substitute(x, mapping: dict):
 def format_terms(terms) -> str:
     out = ""
     for i, (m, c) in enumerate(terms):
-        text = _format_term(m, abs(c))
-        if i == 0:
-            out = ("-" if c < 0 else "") + text
-        else:
-            out += ("-" if c < 0 else "+") + text
+        text = _format_term(m, c)
+        out += text if i == 0 or c < 0 else "+" + text
     return out
 
 
 def _format_term(m: tuple, c: int) -> str:
+    """``2*B``, ``-T``, ``B**2*T``, ``2*(d//2)``, ``-(d//2)``: valid Python that means this term."""
+    sign, c = ("-" if c < 0 else ""), abs(c)
     if not m:
-        return str(c)
+        return sign + str(c)
     factors = []
     for atom, power in _powers(m):
         text = _format_atom(atom)
-        if atom[0] != "sym" and (len(m) > 1 or c != 1):  # 2*(d//2), not 2*d//2 (which is (2*d)//2)
+        if atom[0] != "sym" and (len(m) > 1 or c != 1 or sign):  # 2*(d//2): 2*d//2 is (2*d)//2
             text = f"({text})"
         factors.append(text if power == 1 else f"{text}**{power}")
-    return "*".join(([str(c)] if c != 1 else []) + factors)
+    return sign + "*".join(([str(c)] if c != 1 else []) + factors)
 
 
 def _powers(m: tuple) -> list:
@@ -421,10 +420,10 @@ def precedence(x) -> int:
     if len(x.terms) > 1:
         return 1
     (m, c), = x.terms
-    if c < 0:
-        return 3
+    if c == -1 and len(m) == 1:
+        return 3  # -B, -(d//2)
     if c != 1 or len(m) > 1 or m[0][0] != "sym":
-        return 2
+        return 2  # 2*B, -2*B (that is (-2)*B), B*T, d//2
     return 5
 
 
