@@ -93,8 +93,8 @@ class Recorder:
 
     def emit(self, op: Op, operands: list, attrs: dict):
         loc = user_location(2)
-        if self.shape_env is not None:
-            self.shape_env.loc = loc  # shape guards the rule records point at this line
+        if self.shape_env is not None:  # shape guards the rule records point at this line
+            self.shape_env.loc = loc if self.shape_env.where is None else self.shape_env.where()
         definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:

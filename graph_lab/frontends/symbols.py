@@ -18,7 +18,6 @@ import numpy as np
 
 from ..errors import OpError, TraceError
 from ..ir.relations import relation
-from ..ir.source import user_location
 from ..ir.symbolic import Expr, FloatExpr, SymbolicValue, float_op, free_symbols, mul, symbol
 
 _INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
@@ -27,7 +26,7 @@ _INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: 
 
 def _run(env, what: str, fn):
     """Call ``fn`` with the user's line as the place of any guard it records; an OpError becomes a TraceError."""
-    loc = user_location(1)
+    loc = env.here()
     env.loc = loc
     try:
         return fn()
@@ -147,7 +146,7 @@ class SymInt(_SymbolicNumber):
                 return _COMPARE[op](float(self), float(other))
             return NotImplemented
         fact = relation(op, self.expr, o)
-        return _run(self.env, f"the comparison {self.expr} {op} {o}", lambda: self.env.decide(fact, f"`{fact}`"))
+        return _run(self.env, f"comparing sizes ({self.expr} {op} {o})", lambda: self.env.decide(fact, "the outcome"))
 
     def __eq__(self, o): return self._compare("==", o)
     def __ne__(self, o): return self._compare("!=", o)
@@ -162,8 +161,8 @@ class SymInt(_SymbolicNumber):
     # --- a Python int is needed now: specialize to the example's size, with a guard
 
     def _concrete(self) -> int:
-        return _run(self.env, f"the size {self.expr} is needed as a Python int",
-                    lambda: self.env.specialize(self.expr, f"`{self.expr}` used as a Python int"))
+        return _run(self.env, f"the size {self.expr} is used as a Python int (range, len, np.zeros, math, ...)",
+                    lambda: self.env.specialize(self.expr, "specializing it"))
 
     def __index__(self) -> int:
         return self._concrete()
@@ -208,7 +207,7 @@ class SymFloat(_SymbolicNumber):
     def _concrete(self) -> float:
         """A Python float needed now: every size in it specialized to the example's, with guards."""
         def specialize():
-            sizes = {name: self.env.specialize(symbol(name), f"`{self.expr}` used as a Python float")
+            sizes = {name: self.env.specialize(symbol(name), "specializing it")
                      for name in sorted(free_symbols(self.expr))}
             return self.expr.evaluate(sizes)
         return _run(self.env, f"the number {self.expr} is needed as a Python float", specialize)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError, TraceError
-from ..ir.source import user_location
 from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
 from ..ops.indexing import Slice, bind_key
@@ -53,7 +52,7 @@ def call_op(op: Op, *args, **kwargs):
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
     if rec.shape_env is not None:
-        rec.shape_env.loc = user_location(1)  # a shape guard recorded while binding points at the user's line
+        rec.shape_env.loc = rec.shape_env.here()  # a shape guard recorded while binding points at the user's line
     try:
         operands, attrs = definition.bind(*args, **kwargs)
     except OpError as e:

@@ -84,6 +84,14 @@ class ShapeEnv:
         """The user's source line of the operation being captured, given to new guards."""
         self.recorder = None
         """The capture's recorder, which turns a symbolic size into a graph value (``frontends.symbols``)."""
+        self.where = None
+        """A function giving the user's current line, for a capture whose user code does not run in Python
+        frames (compile's bytecode interpreter); None: the Python stack tells."""
+
+    def here(self):
+        """The user's line being captured now."""
+        from .source import user_location
+        return self.where() if self.where is not None else user_location(1)
 
     # --- symbols
 
@@ -155,7 +163,7 @@ class ShapeEnv:
         if self.strict:
             raise OpError(f"{why}: depends on whether {rel}, which the graph's shape guards do not decide")
         if self.hints is None:
-            raise OpError(f"{why}: depends on whether {rel}, which is not the same for every size. Give bounds "
+            raise OpError(f"{why} depends on whether {rel}, which is not the same for every size. Give bounds "
                           f"that decide it (Dim(name, min=..., max=...)), or an example (trace(..., example=...)) "
                           f"so that the outcome for its sizes is taken and guarded")
         outcome = rel.holds(self.hints)
@@ -173,9 +181,10 @@ class ShapeEnv:
         if not isinstance(x, Expr):
             return x
         if self.hints is None:
-            raise OpError(f"{why}: needs the size {x} as a Python number, which an abstract capture does not "
-                          f"have. Keep it symbolic (pass it to reshape, slicing or a tensor op), or give an "
-                          f"example whose sizes the graph is then specialized to")
+            raise OpError(f"{why} needs a value for {x}, and an abstract capture has no example to take one "
+                          f"from. Keep the size symbolic (pass it to reshape, slicing, a tensor op, or use "
+                          f"np.ones_like instead of np.ones), or trace with an example: the graph is then "
+                          f"specialized to the example's size, with a guard")
         value = evaluate(x, self.hints)
         self.require(relation("==", x, value), why)
         return value

@@ -17,12 +17,15 @@ import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
+from ...ir.shape_env import Dim, ShapeEnv
+from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op
 from ...ir.types import TensorType
 from ..recorder import Recorder
+from ..symbols import SymFloat
 from ..tensor import Storage, Tensor
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
-from .sources import AttrSource, CellContentsSource, GlobalSource, ItemSource
+from .sources import AttrSource, CellContentsSource, GlobalSource, ItemSource, SizesSource
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range)
 PURE_BUILTINS = {
@@ -67,7 +70,7 @@ def is_internal_function(f) -> bool:
 class CaptureContext:
     symbolic = True
 
-    def __init__(self, fn_globals: dict):
+    def __init__(self, fn_globals: dict, dynamic_axes=None):
         self.graph = Graph("compiled")
         self.recorder = DynamoRecorder(self.graph)
         self.guards = GuardSet()
@@ -78,6 +81,15 @@ class CaptureContext:
         self.created_ids: set[int] = set()
         self._keep: list = []  # keeps created objects alive so that their ids stay unique
         self.frame: Frame | None = None  # the innermost frame running, for source lines
+        self.dynamic_axes = dynamic_axes  # (source, array) -> axes to make symbolic; None: every size static
+        self.shape_env = ShapeEnv(hints={}) if dynamic_axes is not None else None
+        if self.shape_env is not None:
+            self.shape_env.guards = self.graph.guards
+            self.shape_env.recorder = self.recorder
+            self.shape_env.where = self.loc
+            self.recorder.shape_env = self.shape_env
+        self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
+        self.patterns: dict[int, tuple] = {}  # id(array) -> shape with None for symbolic sizes
 
     # --- values entering the capture
 
@@ -92,13 +104,40 @@ class CaptureContext:
         t = self.inputs_by_id.get(id(array))
         if t is None:
             name = source.describe()
-            value = self.graph.add_input(name, TensorType.of(array), self.loc())
+            value = self.graph.add_input(name, self._input_type(array, source), self.loc())
             t = Tensor(self.recorder, value, Storage(f"the array {name}"))
             self.inputs_by_id[id(array)] = t
             self.input_sources[name] = source
             self._keep.append(array)
-        self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        pattern = self.patterns.get(id(array))
+        if pattern is None:
+            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        else:
+            self.guards.add(Guard("dims", source, (pattern, array.dtype), self.loc()))
         return t
+
+    def _input_type(self, array: np.ndarray, source) -> TensorType:
+        """The input's type: a size the policy makes dynamic is a new symbol ``s<i>``, unless it is 0 or 1
+        (specialized: such sizes broadcast or hold nothing, see ``ir/shape_env.py``)."""
+        axes = self.dynamic_axes(source, array) if self.dynamic_axes is not None else ()
+        shape = list(array.shape)
+        for axis in sorted(axes):
+            if array.shape[axis] >= 2:
+                name = f"s{len(self.size_dims)}"
+                self.shape_env.hints[name] = array.shape[axis]
+                shape[axis] = self.shape_env.declare(Dim(name), self.loc())
+                self.size_dims.append((source, axis))
+        if len(self.size_dims) and any(type(d) is not int for d in shape):
+            self.patterns[id(array)] = tuple(None if type(d) is not int else d for d in shape)
+        return TensorType(array.dtype, tuple(shape))
+
+    def size_guard(self) -> None:
+        """One guard over all size symbols: the shape guards the capture relied on, checked on each call."""
+        from ...guards import ShapeGuard
+        facts = [g for g in self.graph.guards if isinstance(g, ShapeGuard)]
+        if self.size_dims:
+            names = tuple(f"s{i}" for i in range(len(self.size_dims)))
+            self.guards.add(Guard("sizes", SizesSource(tuple(self.size_dims)), (names, facts), None))
 
     def created(self, value) -> Var:
         if not isinstance(value, _IMMUTABLE):
@@ -289,6 +328,10 @@ class CaptureContext:
             return Var(issubclass(np.ndarray, self.use(args[1])))
         if f is type and len(args) == 1 and isinstance(args[0].value, Tensor):
             return Var(np.ndarray)
+        if getattr(f, "__module__", None) == "math" and getattr(f, "__name__", "") in FUNCTIONS and \
+                len(args) == 1 and isinstance(args[0].value, SymbolicValue):
+            # math.sqrt(d) of a size: a float computed at run time, not a number frozen now
+            return self.created(SymFloat(float_op(f.__name__, args[0].value.expr), self.shape_env))
         if f in PURE_BUILTINS or getattr(f, "__module__", None) == "math":
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
         if isinstance(f, types.BuiltinFunctionType) and isinstance(getattr(f, "__self__", None), types.ModuleType):

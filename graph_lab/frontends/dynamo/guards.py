@@ -16,7 +16,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Source
 
-KINDS = ("type", "id", "equals", "array", "len", "keys")
+KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys")
 
 
 @dataclass
@@ -41,6 +41,13 @@ class Guard:
         elif self.kind == "array":
             shape, dtype = self.expected
             text = f"{what} is an ndarray of shape {shape} and dtype {dtype}"
+        elif self.kind == "dims":
+            pattern, dtype = self.expected
+            shown = ", ".join("*" if p is None else str(p) for p in pattern)
+            text = f"{what} is an ndarray of shape ({shown}) and dtype {dtype} (* any size)"
+        elif self.kind == "sizes":
+            names, facts = self.expected
+            text = (f"sizes {', '.join(names)} = {what} satisfy " + ", ".join(str(g.fact) for g in facts))
         elif self.kind == "len":
             text = f"len({what}) == {self.expected}"
         else:
@@ -61,6 +68,15 @@ class Guard:
                         return f"{what}.shape[{i}] is {a}, the cached graph was built for {b}{where}"
                 return f"{what}.shape is {value.shape}, the cached graph was built for {shape}{where}"
             return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}{where}"
+        if self.kind == "dims":
+            return _dims_failure(what, value, self.expected) + where
+        if self.kind == "sizes":
+            names, facts = self.expected
+            sizes = dict(zip(names, value))
+            failed = next(g for g in facts if not g.check(sizes))
+            shown = ", ".join(f"{n} = {sizes[n]}" for n in names)
+            return f"{shown} ({what}) break the cached graph's shape guard {failed.fact}" + \
+                (f" ({failed.why})" if failed.why else "") + (f" (from {failed.loc})" if failed.loc else "")
         if self.kind == "equals":
             return f"{what} is {value!r}, the cached graph was built for {self.expected!r}{where}"
         if self.kind == "type":
@@ -71,6 +87,32 @@ class Guard:
         if self.kind == "keys":
             return f"{what} has keys {list(value)!r}, the cached graph was built for {list(self.expected)!r}{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
+
+
+def dims_match(value, expected) -> bool:
+    """An ndarray of the dtype, the number of dimensions and the static sizes of ``(pattern, dtype)``."""
+    pattern, dtype = expected
+    return type(value) is np.ndarray and value.dtype == dtype and len(value.shape) == len(pattern) and \
+        all(p is None or p == n for p, n in zip(pattern, value.shape))
+
+
+def sizes_hold(value, expected) -> bool:
+    """Every shape guard of ``(names, facts)`` holds for the sizes ``value``."""
+    names, facts = expected
+    sizes = dict(zip(names, value))
+    return all(g.check(sizes) for g in facts)
+
+
+def _dims_failure(what: str, value, expected) -> str:
+    pattern, dtype = expected
+    if not isinstance(value, np.ndarray):
+        return f"{what} is a {type(value).__name__}, the cached graph was built for an ndarray"
+    if value.ndim != len(pattern):
+        return f"{what}.ndim is {value.ndim}, the cached graph was built for {len(pattern)}"
+    for i, (p, n) in enumerate(zip(pattern, value.shape)):
+        if p is not None and p != n:
+            return f"{what}.shape[{i}] is {n}, the cached graph was built for {p}"
+    return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}"
 
 
 def _short(obj) -> str:
@@ -87,6 +129,10 @@ def _check_expr(kind: str, v: str, k: str) -> str:
         return f"type({v}) is type({k}) and {v} == {k}"
     if kind == "array":
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
+    if kind == "dims":
+        return f"dims_match({v}, {k})"
+    if kind == "sizes":
+        return f"sizes_hold({v}, {k})"
     if kind == "len":
         return f"len({v}) == {k}"
     return f"tuple({v}) == {k}"
@@ -122,7 +168,8 @@ class GuardSet:
             lines.append(f"        return {n}")
         lines.append("    return -1")
         source_text = "\n".join(lines)
-        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray,
+        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "dims_match": dims_match,
+                     "sizes_hold": sizes_hold,
                      "K": [g.expected if g.kind != "keys" else tuple(g.expected) for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]

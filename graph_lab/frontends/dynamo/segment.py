@@ -16,6 +16,7 @@ import numpy as np
 
 from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
+from ...ir.symbolic import SymbolicValue
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
@@ -87,6 +88,8 @@ class RecipeMaker:
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
+            return self.tensor(self.ctx.recorder.size_tensor(x.expr))
         source = self.ctx.sourced.get(id(x))
         if source is not None:
             return ("source", source)

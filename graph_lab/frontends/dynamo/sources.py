@@ -121,3 +121,17 @@ class CellContentsSource(Source):
 
     def describe(self):
         return f"{self.func.describe()}.<closure {self.name}>"
+
+
+@dataclass(frozen=True)
+class SizesSource(Source):
+    """The sizes a symbolic segment binds: one ``(array source, axis)`` per size symbol, fetched as a tuple."""
+
+    dims: tuple
+    """``((source, axis), ...)`` in the order of the symbols ``s0, s1, ...``."""
+
+    def fetch(self, inputs):
+        return tuple(source.fetch(inputs).shape[axis] for source, axis in self.dims)
+
+    def describe(self):
+        return ", ".join(f"{source.describe()}.shape[{axis}]" for source, axis in self.dims)
