@@ -91,10 +91,14 @@ class Recorder:
                          f"{loc.describe() if loc else 'unknown location'}; only arrays, Python numbers and "
                          f"stand-in tensors can be operands")
 
+    def location(self) -> SourceLoc | None:
+        """The user's line making a node now: the innermost stack frame outside graph_lab and NumPy."""
+        return user_location(2)
+
     def emit(self, op: Op, operands: list, attrs: dict):
-        loc = user_location(2)
-        if self.shape_env is not None:  # shape guards the rule records point at this line
-            self.shape_env.loc = loc if self.shape_env.where is None else self.shape_env.where()
+        loc = self.location()
+        if self.shape_env is not None:
+            self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:
@@ -118,7 +122,7 @@ class Recorder:
         return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
-        loc = loc or user_location(2)
+        loc = loc or self.location()
         return TraceError(f"{message}\n  at {loc.describe() if loc else 'unknown location'}")
 
     def check_writable(self, root: Tensor) -> None:

@@ -15,10 +15,12 @@ import numpy as np
 from ...errors import GraphLabError
 from ...ir.shape_env import using
 from ... import logs
-from .capture import CaptureContext, ConcreteContext
+from .capture import CaptureContext
+from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
+from .handlers import cannot_interpret
 from .segment import RecipeMaker, Segment, interpret_runner, now
-from .sources import ClosureSource, FrameInputs, LocalSource, StackSource
+from .sources import ClosureSource, FrameInputs, LocalSource
 
 
 class GraphBreak(GraphLabError):
@@ -75,7 +77,14 @@ class CompiledFunction:
         """(source, axis) of each size that automatic dynamic made symbolic."""
         if dynamic not in (None, True, False):
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
+        self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         functools.update_wrapper(self, fn)
+        reason = cannot_interpret(self.code)
+        if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
+            if fullgraph:
+                raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
+            self.eager_fallback = reason
+            logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
 
     # --- calling
 
@@ -203,7 +212,8 @@ class CompiledFunction:
         frame.jump(offset)
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
-        frame.stack = [ctx.wrap(v, StackSource(i)) if v is not NULL else Var(NULL) for i, v in enumerate(inputs.stack)]
+        frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
+                       for i, v in enumerate(inputs.stack)]
         steps = 0
         log: list[tuple] = []
         while True:
@@ -229,12 +239,10 @@ class CompiledFunction:
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
-        if frame.code.co_cellvars and end == "break":
-            raise _Restart(_Attempt(0, "a graph break in a function with variables captured by inner functions",
-                                    "")) if stop is None else Unsupported("cell variables across a graph break")
         maker = RecipeMaker(ctx)
-        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()}
-        stack_recipes = [maker.var(v) for v in frame.stack]
+        live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
+        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
+        stack_recipes = [maker.var(v) for v in frame.stack] if live else []
         result_recipe = maker.var(result) if result is not None else None
         ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
@@ -257,6 +265,7 @@ class CompiledFunction:
         """Run the one instruction at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
         self.body_runs += 1
         frame = self._concrete_frame(offset, local_vars, stack)
+        frame.ctx.compile_callee = self._compile_callee
         try:
             result = frame.step()
         except Exception as exc:
@@ -268,6 +277,14 @@ class CompiledFunction:
         next_offset = frame.instructions[frame.ip].offset
         return (next_offset, {k: v.value for k, v in frame.locals.items()}, [v.value for v in frame.stack],
                 False, None)
+
+    def _compile_callee(self, fn) -> "CompiledFunction | None":
+        """A Python function called by the instruction at a break runs compiled too (not the function itself)."""
+        if fn is self.fn:
+            return None
+        if fn not in self.nested:
+            self.nested[fn] = CompiledFunction(fn, self.backend, self.fullgraph, self.dynamic, self.recompile_limit)
+        return self.nested[fn]
 
     def _concrete_frame(self, offset, local_vars, stack) -> Frame:
         cells = dict(zip(self.code.co_freevars, self.fn.__closure__ or ()))
