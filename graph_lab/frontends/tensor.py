@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import OpError, TraceError
 from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
+from ..ops.base import same_shape
 from ..ops.indexing import Slice, bind_key
 
 _NOT_A_TENSOR = object()
@@ -219,7 +220,7 @@ class Tensor(TensorLike):
 
     def _inplace(self, op: Op, other) -> "Tensor":
         result = call_op(op, self, other)
-        if result.type.shape != self.type.shape:
+        if not same_shape(result.type.shape, self.type.shape):
             raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                                  f"broadcast shape {result.shape} (in-place {op})")
         if result.dtype != self.dtype:
@@ -335,19 +336,18 @@ def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:
 def reshape_always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
     """Whether NumPy's reshape from ``old`` to ``new`` is a view whatever the array's memory layout: true when
     it only splits dimensions (and adds or drops size-1 ones); merging needs strides that line up."""
-    if any(type(d) is not int for d in old + tuple(new)):
-        return tuple(d for d in old if d != 1) == tuple(d for d in new if d != 1)  # symbolic: only the obvious
-    if 0 in old:
+    symbolic = any(type(d) is not int for d in old + tuple(new))
+    if 0 in old and not symbolic:
         return True  # no elements: a write changes nothing either way
     old = tuple(d for d in old if d != 1)
     new = tuple(d for d in new if d != 1)
     j = 0
     for d in old:
         size = 1
-        while size < d:
+        while not same_shape((size,), (d,)) and j < len(new) and (symbolic or size < d):
             size *= new[j]
             j += 1
-        if size != d:
+        if not same_shape((size,), (d,)):
             return False
     return True
 

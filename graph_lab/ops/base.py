@@ -242,6 +242,22 @@ def _broadcast_pair(op: str, a, b):
     return a if type(a) is int or type(b) is not int else b
 
 
+def shape_text(shape) -> str:
+    """``(T, 8)``: a shape as in messages (``(8,)`` for one dimension), symbolic sizes by their names."""
+    shape = tuple(shape)
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def same_shape(a: tuple, b: tuple) -> bool:
+    """Equal shapes: the same sizes, or symbolic sizes the current shape facts prove equal."""
+    if a == b:
+        return True
+    if len(a) != len(b):
+        return False
+    from ..ir.shape_env import current
+    return all(x == y or current().prove(relation("==", x, y)) for x, y in zip(a, b))
+
+
 def same_size(op: str, a, b, message: str) -> None:
     """Sizes ``a`` and ``b`` must be equal: static sizes are compared, symbolic ones required (``message``
     is the error for a proved difference)."""

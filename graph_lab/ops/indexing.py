@@ -21,7 +21,7 @@ from ..ir.relations import relation
 from ..ir.shape_env import require
 from ..ir.symbolic import Expr, unwrap
 from ..ir.types import TensorType
-from .base import Op, OpDef, broadcast, is_tensorlike, register, shape_of, same_size
+from .base import Op, OpDef, broadcast, is_tensorlike, register, same_size, shape_of, shape_text
 
 
 class Slice(NamedTuple):
@@ -289,13 +289,13 @@ def _check_assignable(value_shape, target):
     vs = tuple(value_shape)
     while len(vs) > len(target) and vs[0] == 1:  # NumPy drops leading size-1 dims of the value
         vs = vs[1:]
-    try:
-        if len(vs) <= len(target) and broadcast("index_update", vs, tuple(target)) == tuple(target):
-            return
-    except ValueError:
-        pass
-    raise OpError(f"index_update: could not broadcast input array from shape {tuple(value_shape)} into "
-                  f"shape {tuple(target)}")
+    message = (f"index_update: could not broadcast input array from shape {shape_text(value_shape)} into "
+               f"shape {shape_text(target)}")
+    if len(vs) > len(target):
+        raise OpError(message)
+    for v, t in zip(vs, tuple(target)[len(target) - len(vs):]):  # each size of the value: 1, or the target's
+        if v != 1:
+            same_size("index_update", v, t, message)
 
 
 def _infer_index_update(types, attrs):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.relations import relation
-from ..ir.shape_env import require
+from ..ir.shape_env import current, require
 from ..ir.symbolic import Expr, floordiv, mod, unwrap
 from ..ir.types import TensorType
 from .base import (Op, OpDef, broadcast, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, same_size,
@@ -238,8 +238,13 @@ def split_points(op: str, length, sections, equal: bool) -> tuple:
         if n <= 0:
             raise OpError(f"{op}: number of sections must be larger than 0")
         if type(length) is not int:
-            # Equal sections of a symbolic length: array_split's unequal ones would depend on length % n.
-            require(relation("==", mod(length, n), 0), f"{op} of a symbolic size into {n} equal sections")
+            divides = relation("==", mod(length, n), 0)
+            why = f"{op} of the symbolic size {length} into {n} sections"
+            if equal:
+                require(divides, why)
+            elif not current().decide(divides, why):  # unequal sections: their sizes depend on length % n
+                length = current().specialize(length, why)
+        if type(length) is not int:
             return tuple(floordiv(length, n) * k for k in range(1, n))
         if equal and length % n:
             raise OpError(f"{op}: array split does not result in an equal division ({length} into {n}); "
@@ -294,6 +299,9 @@ def _repeat_shape(shape, attrs):
     reps, axis = attrs["repeats"], attrs["axis"]
     n = _size(shape) if axis is None else shape[axis]
     if isinstance(reps, tuple):
+        if len(reps) != 1 and type(n) is not int:
+            same_size("repeat", n, len(reps), f"repeat: {len(reps)} repeat counts for an axis of size {n}")
+            n = len(reps)
         if len(reps) not in (1, n):
             raise OpError(f"repeat: {len(reps)} repeat counts for an axis of size {n}")
         if any(r < 0 for r in reps):
