@@ -144,3 +144,42 @@ def _rational_mul(a: dict, b: dict) -> dict:
             m = tuple(sorted(m1 + m2, key=atom_key))
             out[m] = out.get(m, 0) + c1 * c2
     return out
+
+
+def relaxed_bounds(x, ranges: dict) -> tuple:
+    """Bounds of ``x`` with each ``e // c`` written as ``(e - r) / c`` and each ``e % c`` as ``r``, for a fresh
+    ``r`` in ``0..c-1``: exact identities, after which like terms cancel (``B//2 - B`` is ``-B/2 - r/2``), so the
+    bounds are tighter than those of the atoms taken apart."""
+    fresh: dict = {}
+    terms = _relaxed_terms(x, fresh)
+    box = dict(ranges)
+    box.update({name: (0, c - 1) for name, c in fresh.items()})
+    lo = hi = Fraction(0)
+    for m, c in terms.items():
+        a, b = (c, c)
+        for atom in m:
+            a, b = _interval_mul((a, b), box.get(atom[1], (0, INF)) if atom[0] == "sym" else (-INF, INF))
+        lo, hi = lo + a, hi + b
+    return (lo, hi)
+
+
+def _relaxed_terms(x, fresh: dict) -> dict:
+    out: dict = {}
+    for m, c in terms_of(x).items():
+        part = {(): Fraction(c)}
+        for atom in m:
+            if atom[0] != "sym" and type(atom[2]) is int and atom[2] > 0:
+                r = {(("sym", f"%r{len(fresh)}"),): Fraction(1)}
+                fresh[f"%r{len(fresh)}"] = atom[2]
+                if atom[0] == "mod":
+                    factor = r
+                else:
+                    factor = {k: v / atom[2] for k, v in _relaxed_terms(atom[1], fresh).items()}
+                    for k, v in r.items():
+                        factor[k] = factor.get(k, 0) - v / atom[2]
+            else:
+                factor = {(atom,): Fraction(1)}
+            part = _rational_mul(part, factor)
+        for k, v in part.items():
+            out[k] = out.get(k, 0) + v
+    return {k: v for k, v in out.items() if v}

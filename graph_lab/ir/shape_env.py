@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from ..errors import OpError
-from .relations import Rel, bounds, normalize, rational_terms, relation
+from .relations import Rel, bounds, normalize, rational_terms, relation, relaxed_bounds
 from .symbolic import (FUNCTIONS, INF, Expr, add, evaluate, free_symbols, mod, mul,
                        substitute, symbol, symbol_name)
 
@@ -132,11 +132,13 @@ class ShapeEnv:
             return True
         if normal.negate() in self.facts:
             return False
-        lo, hi = bounds(diff, self.ranges)
-        if rel.op == ">=":
-            return True if lo >= 0 else False if hi < 0 else None
-        if lo > 0 or hi < 0:
-            return rel.op == "!="
+        for bound in (bounds, relaxed_bounds):
+            lo, hi = bound(diff, self.ranges)
+            if rel.op == ">=":
+                if lo >= 0 or hi < 0:
+                    return lo >= 0
+            elif lo > 0 or hi < 0:
+                return rel.op == "!="
         return None
 
     def require(self, rel: Rel, why: str) -> None:
