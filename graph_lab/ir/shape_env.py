@@ -148,9 +148,10 @@ class ShapeEnv:
             return
         if known is False:
             raise OpError(f"{why}: needs {rel}, which cannot hold ({self._known_ranges(rel)})")
-        if self.strict:
-            raise OpError(f"{why}: needs {rel}, which the graph's shape guards do not imply")
         facts = self._divisibility(rel) or [rel]
+        if self.strict:
+            raise OpError(f"{why}: needs {' and '.join(map(str, facts))}, which the graph's shape guards do not "
+                          f"imply")
         for fact in facts:
             if self.hints is not None and not fact.holds(self.hints):
                 raise OpError(f"{why}: needs {fact}, which the example's sizes break ({self._hint_text(fact)})")
