@@ -101,7 +101,8 @@ def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
         shape, dtype = spec
     if not isinstance(shape, (tuple, list)) or not all(_is_size(d) for d in shape):
         raise TraceError(f"shapes[{name!r}] must be a tuple of sizes like (4, 8) or ('B', 8) (a size is a "
-                         f"non-negative int, a name, or a Dim), or (shape, dtype) like ((4, 8), 'float32'); got {spec!r}")
+                         f"non-negative int, a name, or a Dim), or (shape, dtype) like ((4, 8), 'float32'); "
+                         f"got {spec!r}")
     try:
         dt = np.dtype(dtype)
     except TypeError:

@@ -15,8 +15,8 @@ import numpy as np
 from ..ops.indexing import Slice, Slot
 from .lexer import Lexer, Token
 from .literals import float_from_bits, read_float
-from .relations import Rel, relation
-from .symbolic import FUNCTIONS, Expr, FloatExpr, float_op, mul, symbol
+from .parse_sizes import Paren, SizeParser, is_dtype_name
+from .symbolic import FUNCTIONS, Expr, FloatExpr
 from .types import TensorType, dtype_from_name, dtype_name, weak_type_of
 
 MAX_DEPTH = 64
@@ -42,18 +42,6 @@ def _row(element: str) -> re.Pattern:
 _ROWS = {"f": _row(r"-?[0-9]++(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?"), "i": _row(r"-?[0-9]++"),
          "u": _row(r"-?[0-9]++"), "b": _row(r"True|False")}
 _WORDS = {"True": True, "False": False, "None": None}
-_INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-            "//": lambda a, b: a // b, "%": lambda a, b: a % b}
-_EXPR_OPS = frozenset({"+", "-", "*", "/", "//", "%", "**"})
-_COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
-
-
-class _Paren:
-    """A parenthesized size expression read where a tuple could start: ``((B+1)//2, 4)``."""
-
-    def __init__(self, value):
-        self.value = value
-
 
 def _overflow_threshold(dtype: np.dtype) -> float:
     """The smallest magnitude that rounds to infinity in ``dtype`` (max plus half an ulp of max)."""
@@ -84,7 +72,7 @@ class _Elements:
         return arr
 
 
-class ValueParser:
+class ValueParser(SizeParser):
     """Token helpers and the value rules of the grammar (docs/ir.md)."""
 
     def __init__(self, text: str):
@@ -157,75 +145,6 @@ class ValueParser:
                 return TensorType(dtype, tuple(dims))
             self.expect(",", "',' or ']' in the shape")
 
-    # --- symbolic sizes: Python's own precedence (docs/ir.md, "Symbolic sizes")
-
-    def size_expr(self, first=None, depth: int = 0):
-        """``B``, ``2*T-1``, ``d//2``, ``1.0/d**0.5``: an int, an ``Expr``, or a ``FloatExpr``. ``first`` is an
-        operand already read (where an attribute value turned out to be the start of an expression)."""
-        left = self._term(first, depth)
-        while True:
-            tok = self.lex.peek()
-            if tok.is_("+") or tok.is_("-"):
-                self.lex.next()
-                left = _apply(tok.text, left, self._term(None, depth))
-            elif tok.kind == "number" and tok.text.startswith("-"):  # "T-1" is the tokens T and -1
-                self.lex.next()
-                left = _apply("-", left, self._term(self.python_number(tok._replace(text=tok.text[1:])), depth))
-            else:
-                return left
-
-    def _term(self, first, depth: int):
-        left = self._unary(first, depth)
-        while self.lex.peek().kind == "punct" and self.lex.peek().text in ("*", "/", "//", "%"):
-            op = self.lex.next().text
-            left = _apply(op, left, self._unary(None, depth))
-        return left
-
-    def _unary(self, first, depth: int):
-        tok = self.lex.peek()
-        if first is None and tok.is_("-"):
-            self.lex.next()
-            return _negate(self._unary(None, depth))
-        if first is None and tok.kind == "number" and tok.text.startswith("-"):
-            self.lex.next()
-            return _negate(self._unary(self.python_number(tok._replace(text=tok.text[1:])), depth))
-        base = first if first is not None else self._primary(depth)
-        if self.accept("**"):
-            return _apply("**", base, self._unary(None, depth))
-        return base
-
-    def _primary(self, depth: int):
-        tok = self.lex.next()
-        self.check_depth(tok, depth)
-        if tok.kind == "number":
-            return self.python_number(tok)
-        if tok.is_("("):
-            value = self.size_expr(None, depth + 1)
-            self.expect(")", "')' closing the parenthesized size")
-            return value
-        if tok.kind == "ident" and tok.text in FUNCTIONS and self.accept("("):
-            value = self.size_expr(None, depth + 1)
-            self.expect(")", f"')' closing {tok.text}(...)")
-            return float_op(tok.text, value)
-        if tok.kind == "ident" and tok.text not in _WORDS:
-            return symbol(tok.text)
-        raise self.error(tok, "a size: an integer, a size symbol, or a parenthesized size expression")
-
-    def relation_(self) -> Rel:
-        """``d%2 == 0``, ``T >= 2``: a shape guard's fact."""
-        left = self.size_expr()
-        tok = self.lex.next()
-        if tok.kind != "punct" or tok.text not in _COMPARISONS:
-            raise self.error(tok, f"a comparison ({', '.join(_COMPARISONS)})")
-        right = self.size_expr()
-        if isinstance(left, FloatExpr) or isinstance(right, FloatExpr):
-            raise self.error(tok, "a fact about integer sizes")
-        return relation(tok.text, left, right)
-
-    def _continues_expr(self) -> bool:
-        tok = self.lex.peek()
-        return (tok.kind == "punct" and tok.text in _EXPR_OPS) or (tok.kind == "number" and tok.text[0] == "-")
-
     def dtype_named(self, tok: Token) -> np.dtype:
         try:
             return dtype_from_name(tok.text)
@@ -241,17 +160,17 @@ class ValueParser:
         self.check_depth(tok, depth)
         if tok.kind == "number":
             number = self.python_number(tok)
-            return self.size_expr(number, depth) if self._continues_expr() else number
+            return self.size_expr(number, depth) if self.continues_size() else number
         if tok.kind == "string":
             return self.lex.decode_string(tok)
         if tok.is_("("):
             value = self.tuple_rest(depth + 1)
-            return self.size_expr(value.value, depth) if isinstance(value, _Paren) else value
+            return self.size_expr(value.value, depth) if isinstance(value, Paren) else value
         if tok.is_("["):
             return self.index_key_rest()
         if tok.kind == "ident" and tok.text in _WORDS:
             return _WORDS[tok.text]
-        if tok.kind == "ident" and (tok.text in FUNCTIONS or not _is_dtype_name(tok.text)):
+        if tok.kind == "ident" and (tok.text in FUNCTIONS or not is_dtype_name(tok.text)):
             self.lex.push_back(tok)  # the word starts a symbolic size
             return self.size_expr(None, depth)
         if tok.kind != "ident":
@@ -276,8 +195,8 @@ class ValueParser:
             if tok.is_(")"):
                 if len(items) == 1:
                     numeric = isinstance(items[0], (int, Expr, FloatExpr)) and not isinstance(items[0], bool)
-                    if numeric and self._continues_expr():  # ((B+1)//2, 4): a parenthesized size
-                        return _Paren(items[0])
+                    if numeric and self.continues_size():  # ((B+1)//2, 4): a parenthesized size
+                        return Paren(items[0])
                     raise self.error(tok, "',' (a tuple of one item is written (x,))")
                 return tuple(items)
             if not tok.is_(","):
@@ -477,32 +396,6 @@ class ValueParser:
         if bits is None and abs(value) >= _OVERFLOW[dtype] and "inf" not in tok.text:
             raise self.error(tok, f"a number within {dtype_name(dtype)}'s range")
         return value, bits
-
-
-def _is_dtype_name(word: str) -> bool:
-    try:
-        dtype_from_name(word)
-        return True
-    except KeyError:
-        return False
-
-
-def _negate(x):
-    """Unary minus as Python applies it: a number literal stays a literal (``-0.5``), a size negates."""
-    if isinstance(x, FloatExpr):
-        return float_op("neg", x)
-    return mul(x, -1) if isinstance(x, Expr) else -x
-
-
-def _apply(op: str, a, b):
-    """``a op b``: integer arithmetic on sizes stays an ``Expr`` (canonical); anything else is a ``FloatExpr``
-    node, kept as written."""
-    ints = all(isinstance(x, (int, Expr)) and not isinstance(x, bool) for x in (a, b))
-    if ints and op in _INT_OPS:
-        return _INT_OPS[op](a, b)
-    if ints and op == "**" and type(b) is int and b >= 0:
-        return a ** b
-    return float_op(op, a, b)
 
 
 def _literal_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
