@@ -78,7 +78,7 @@ def execute(graph, inputs: Mapping[str, object], sizes: Mapping[str, int] | None
 def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array) and return its outputs as arrays, in order."""
     bound = bind_inputs(graph, inputs)
-    sizes = checked_sizes(graph, bound) if is_symbolic_graph(graph) else None
+    sizes = checked_sizes(graph, bound) if is_symbolic_graph(graph) else {}
     try:
         env = execute(graph, bound, sizes)
     except GraphExecutionError as e:

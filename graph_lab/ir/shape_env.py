@@ -164,7 +164,7 @@ class ShapeEnv:
         if known is not None:
             return known
         if self.strict:
-            raise OpError(f"{why}: depends on whether {rel}, which the graph's shape guards do not decide")
+            raise OpError(f"{why} depends on whether {rel}, which the graph's shape guards do not decide")
         if self.hints is None:
             raise OpError(f"{why} depends on whether {rel}, which is not the same for every size. Give bounds "
                           f"that decide it (Dim(name, min=..., max=...)), or an example (trace(..., example=...)) "
