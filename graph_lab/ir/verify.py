@@ -11,7 +11,8 @@ The rules, in the order they are checked:
 6. input and parameter names are unique, and each parameter has a stored value;
 7. output types are what the op's rule gives for the operand types and attributes (with symbolic sizes, the
    facts the rule needs must follow from the graph's shape guards);
-8. the graph's outputs are values defined by its nodes.
+8. the graph's outputs are values defined by its nodes;
+9. every size symbol in a type or an attribute is exactly one dimension of some input, which binds it at run time.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections import Counter
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .shape_env import graph_facts
+from .sizes import has_symbols, symbol_sources
+from .symbolic import free_symbols
 
 
 def verify(graph) -> None:
@@ -60,11 +63,25 @@ def _verify(graph) -> None:
                 raise VerifyError(f"value %{numbering[v]} is read by {user!r}, which is not a node of this graph: a "
                                   f"node belongs to one graph only (copy with Graph.extract), and a removed node "
                                   f"must drop its inputs (use Graph.erase_node)")
+    _check_symbols_bound(graph, numbering)
     for i, v in enumerate(graph.outputs):
         if v not in defined:
             made_by = v.node.op if v.node is not None else "no node"
             raise VerifyError(f"graph output {i} ({v.type} from {made_by}) is not defined by any node of the "
                               f"graph; was its node erased or taken from another graph?")
+
+
+def _check_symbols_bound(graph, numbering) -> None:
+    bound = None
+    for node in graph.nodes:
+        shapes = [v.type.shape for v in node.outputs]
+        if not (has_symbols(node.attrs) or any(has_symbols(s) for s in shapes)):
+            continue
+        bound = set(symbol_sources(graph)) if bound is None else bound
+        unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
+        if unbound:
+            raise VerifyError(f"{_describe(graph, node, numbering)}: the size {', '.join(sorted(unbound))} is no "
+                              f"input's dimension, so no run can bind it (declare it in an input's type)")
 
 
 def _describe(graph, node, numbering) -> str:
