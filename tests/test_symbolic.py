@@ -319,3 +319,15 @@ def test_shape_gives_symints_whose_arithmetic_stays_symbolic():
 def test_dim_names_must_be_plain_words(bad):
     with pytest.raises(ValueError, match="a size symbol needs a plain name"):
         Dim(bad)
+
+
+@pytest.mark.parametrize("size, found", [
+    ("-" * 500 + "T", "at most 64 levels of nesting"), ("T" + "**T" * 500, "at most 64 levels of nesting"),
+    ("T" + "*T" * 3000, "more than 1000 terms"), ("(a+b)*(c+d)*(e+f)*(g+h)*(i+j)*(k+l)*(m+n)*(o+p)*(q+r)*(s+t)",
+                                                  "more than 1000 terms"),
+    ("10**99**99", "an integer power over 64"), ("T//0", "divided by zero"), ("B" + "//T//B" * 40, "nested"),
+])
+def test_hostile_size_expressions_are_parse_errors_quickly(size, found):
+    text = 'graph f {\n  %0: f64[' + size + '] = input "x"\n  return %0\n}\n'
+    with pytest.raises(GraphParseError, match=found):
+        parse(text)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import OpError, TraceError
 from ..ir.relations import relation
-from ..ir.symbolic import Expr, FloatExpr, SymbolicValue, float_op, free_symbols, mul, symbol
+from ..ir.symbolic import Expr, FloatExpr, SizeTooComplex, SymbolicValue, float_op, free_symbols, mul, symbol
 
 _INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
             "//": lambda a, b: a // b, "%": lambda a, b: a % b}
@@ -30,7 +30,7 @@ def _run(env, what: str, fn):
     env.loc = loc
     try:
         return fn()
-    except (OpError, ZeroDivisionError) as e:
+    except (OpError, ZeroDivisionError, SizeTooComplex) as e:
         raise TraceError(f"{what}: {e}\n  at {loc.describe() if loc else 'unknown location'}") from None
 
 

@@ -9,7 +9,7 @@ prints back identically, and anything with ``/``, ``**`` or a float is kept as t
 from __future__ import annotations
 
 from .relations import Rel, relation
-from .symbolic import FUNCTIONS, Expr, FloatExpr, float_op, mul, symbol
+from .symbolic import FUNCTIONS, MAX_POWER, Expr, FloatExpr, SizeTooComplex, float_op, mul, symbol
 from .types import dtype_from_name
 
 _WORDS = frozenset({"True", "False", "None"})
@@ -40,32 +40,43 @@ class SizeParser:
             tok = self.lex.peek()
             if tok.is_("+") or tok.is_("-"):
                 self.lex.next()
-                left = _apply(tok.text, left, self._term(None, depth))
+                left = self._apply(tok, tok.text, left, self._term(None, depth))
             elif tok.kind == "number" and tok.text.startswith("-"):  # "T-1" is the tokens T and -1
                 self.lex.next()
-                left = _apply("-", left, self._term(self.python_number(tok._replace(text=tok.text[1:])), depth))
+                right = self._term(self.python_number(tok._replace(text=tok.text[1:])), depth)
+                left = self._apply(tok, "-", left, right)
             else:
                 return left
 
     def _term(self, first, depth: int):
         left = self._unary(first, depth)
         while self.lex.peek().kind == "punct" and self.lex.peek().text in ("*", "/", "//", "%"):
-            op = self.lex.next().text
-            left = _apply(op, left, self._unary(None, depth))
+            tok = self.lex.next()
+            left = self._apply(tok, tok.text, left, self._unary(None, depth))
         return left
 
     def _unary(self, first, depth: int):
         tok = self.lex.peek()
+        self.check_depth(tok, depth)  # "- - - B" and "a**b**c" nest: bounded like parentheses
         if first is None and tok.is_("-"):
             self.lex.next()
-            return _negate(self._unary(None, depth))
+            return self._apply(tok, "neg", self._unary(None, depth + 1), None)
         if first is None and tok.kind == "number" and tok.text.startswith("-"):
             self.lex.next()
-            return _negate(self._unary(self.python_number(tok._replace(text=tok.text[1:])), depth))
+            return self._apply(tok, "neg", self._unary(self.python_number(tok._replace(text=tok.text[1:])), depth + 1),
+                               None)
         base = first if first is not None else self._primary(depth)
+        tok = self.lex.peek()
         if self.accept("**"):
-            return _apply("**", base, self._unary(None, depth))
+            return self._apply(tok, "**", base, self._unary(None, depth + 1))
         return base
+
+    def _apply(self, tok, op: str, a, b):
+        """``a op b`` (``neg``: ``-a``), or a parse error at ``tok`` for a division by zero or a size too large."""
+        try:
+            return _negate(a) if op == "neg" else _apply(op, a, b)
+        except (ZeroDivisionError, SizeTooComplex) as e:
+            raise self.error(tok, "a size expression that can be computed", detail=str(e)) from None
 
     def _primary(self, depth: int):
         tok = self.lex.next()
@@ -122,6 +133,8 @@ def _apply(op: str, a, b):
     if ints and op in _INT_OPS:
         return _INT_OPS[op](a, b)
     if ints and op == "**" and type(b) is int and b >= 0:
+        if b > MAX_POWER:
+            raise SizeTooComplex(f"an integer power over {MAX_POWER}")
         return a ** b
     return float_op(op, a, b)
 

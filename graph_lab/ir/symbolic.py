@@ -24,6 +24,17 @@ import operator
 from dataclasses import dataclass
 
 INF = math.inf
+MAX_WEIGHT = 1000
+"""Most terms and atoms (nested ones included) in one expression: sizes in real programs are a few terms, and a
+bound keeps hostile IR text (``(a+b)*(c+d)*...``) from growing one without end."""
+MAX_POWER = 64
+"""Largest integer exponent of a size."""
+MAX_NESTING = 32
+"""Deepest nesting of ``//`` and ``%`` inside one another (``B//T//B...``): printing and proofs recurse on it."""
+
+
+class SizeTooComplex(ValueError):
+    """A symbolic size expression over ``MAX_WEIGHT`` or ``MAX_POWER``."""
 
 # An atom is ("sym", name), ("floordiv", numerator, denominator) or ("mod", numerator, denominator).
 # A monomial is a sorted tuple of atoms (repeated for powers); () is the constant term.
@@ -42,13 +53,20 @@ def _mono_key(mono: tuple) -> tuple:
 class Expr:
     """A symbolic integer: a canonical polynomial over size symbols and unsimplifiable ``//`` and ``%``."""
 
-    __slots__ = ("terms", "_hash")
+    __slots__ = ("terms", "_hash", "weight", "nesting")
 
     def __init__(self, terms: tuple):
         self.terms = terms
         """``((monomial, coefficient), ...)``, sorted: highest degree first, the constant last; no zero
         coefficients. Built only by ``canonical``."""
         self._hash = hash(terms)
+        self.weight = sum(1 + sum(_atom_weight(a) for a in m) for m, _ in terms)
+        """How many terms and atoms it holds, nested ones included (at most ``MAX_WEIGHT``)."""
+        self.nesting = max((_atom_nesting(a) for m, _ in terms for a in m), default=0)
+        """How deeply ``//`` and ``%`` nest in it (at most ``MAX_NESTING``)."""
+        if self.weight > MAX_WEIGHT or self.nesting > MAX_NESTING:
+            raise SizeTooComplex(f"a symbolic size expression of more than {MAX_WEIGHT} terms and atoms, or "
+                                 f"with // and % nested more than {MAX_NESTING} deep")
 
     # --- structure: equality and hashing compare canonical forms (types hold Exprs and are compared)
 
@@ -83,6 +101,8 @@ class Expr:
     def __pow__(self, n):
         if type(n) is not int or n < 0:
             return NotImplemented
+        if n > MAX_POWER:
+            raise SizeTooComplex(f"a symbolic size to a power over {MAX_POWER}")
         out = 1
         for _ in range(n):
             out = mul(out, self)
@@ -170,12 +190,27 @@ def add(a, b):
 
 
 def mul(a, b):
+    ta, tb = terms_of(a), terms_of(b)
+    if len(ta) * len(tb) > MAX_WEIGHT:
+        raise SizeTooComplex(f"a product of symbolic sizes with more than {MAX_WEIGHT} terms")
     out: dict = {}
-    for m1, c1 in terms_of(a).items():
-        for m2, c2 in terms_of(b).items():
+    for m1, c1 in ta.items():
+        for m2, c2 in tb.items():
             m = tuple(sorted(m1 + m2, key=atom_key))
             out[m] = out.get(m, 0) + c1 * c2
     return canonical(out)
+
+
+def _atom_nesting(atom: tuple) -> int:
+    if atom[0] == "sym":
+        return 0
+    return 1 + max(x.nesting if isinstance(x, Expr) else 0 for x in atom[1:])
+
+
+def _atom_weight(atom: tuple) -> int:
+    if atom[0] == "sym":
+        return 1
+    return 1 + sum(x.weight if isinstance(x, Expr) else 1 for x in atom[1:])
 
 
 def _atom(kind: str, num, den) -> Expr:
