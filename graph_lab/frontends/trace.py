@@ -217,20 +217,12 @@ def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -
 def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     """Call ``fn`` on the stand-ins, then make its results the graph's outputs and remove dead code."""
     graph = tracer.graph
-    with using(tracer.shape_env) if tracer.shape_env is not None else _no_env():
+    with using(tracer.shape_env):  # shape rules consult this capture's sizes (None: all static)
         result = fn(*args)
         leaves, graph.out_tree = pytree.flatten(result)
         graph.outputs = [_output_value(tracer, path, leaf) for path, leaf in leaves]
     graph.remove_dead_code()
     return graph
-
-
-class _no_env:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _check_example(specs, example, mode):
