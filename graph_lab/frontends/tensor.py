@@ -18,6 +18,7 @@ from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
 from ..ops.base import same_shape
 from ..ops.indexing import Slice, bind_key
+from .symbols import wrap
 
 _NOT_A_TENSOR = object()
 
@@ -90,7 +91,6 @@ class Tensor(TensorLike):
         env = self._rec.shape_env
         if env is None or all(type(d) is int for d in shape):
             return shape
-        from .symbols import wrap
         return tuple(wrap(d, env) for d in shape)
 
     @property
@@ -106,7 +106,6 @@ class Tensor(TensorLike):
         size = self._value.type.size
         if type(size) is int:
             return size
-        from .symbols import wrap
         return wrap(size, self._rec.shape_env)
 
     @property

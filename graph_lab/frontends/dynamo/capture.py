@@ -92,12 +92,7 @@ class CaptureContext(CallCapture):
         self._keep: list = []  # keeps objects alive so that the ids above stay unique
         self.frame: Frame | None = None  # the innermost frame running, for source lines
         self.dynamic_axes = dynamic_axes  # (source, array) -> axes to make symbolic; None: every size static
-        self.shape_env = ShapeEnv(hints={}) if dynamic_axes is not None else None
-        if self.shape_env is not None:
-            self.shape_env.guards = self.graph.guards
-            self.shape_env.recorder = self.recorder
-            self.shape_env.where = self.loc
-            self.recorder.shape_env = self.shape_env
+        self.shape_env: ShapeEnv | None = None  # made when the first size becomes a symbol
         self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
         self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
 
@@ -158,6 +153,12 @@ class CaptureContext(CallCapture):
         shape = list(array.shape)
         for axis in sorted(axes):
             if array.shape[axis] >= 2:
+                if self.shape_env is None:
+                    self.shape_env = ShapeEnv(hints={})
+                    self.shape_env.guards = self.graph.guards
+                    self.shape_env.recorder = self.recorder
+                    self.shape_env.where = self.loc
+                    self.recorder.shape_env = self.shape_env
                 name = f"s{len(self.size_dims)}"
                 self.shape_env.hints[name] = array.shape[axis]
                 shape[axis] = self.shape_env.declare(Dim(name), self.loc())
