@@ -100,7 +100,7 @@ class _Context:
         """Python arithmetic on the sizes for an expression (or a tuple of them and ints); anything else that
         holds sizes is bound at run time by a function passed in: ``consts[3](s0, s1)``."""
         if isinstance(value, (Expr, FloatExpr)):
-            return f"({self.renamed(value)})"
+            return str(self.renamed(value))  # Python arithmetic, whole as an argument or item: no parentheses
         if type(value) is tuple and all(isinstance(v, (int, Expr, FloatExpr)) for v in value):
             parts = [self.symbolic(v) if has_symbols(v) else literal(v) for v in value]
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"

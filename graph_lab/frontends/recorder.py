@@ -62,7 +62,7 @@ class Recorder:
 
     def size_tensor(self, expr) -> Tensor:
         """A stand-in tensor holding the size ``expr`` (a Python int or float when the graph runs)."""
-        return Tensor(self, self.size_value(expr, user_location(2)))
+        return Tensor(self, self.size_value(expr, self.location()))
 
     def operand_value(self, x, loc: SourceLoc | None) -> Value:
         if isinstance(x, Tensor):

@@ -43,20 +43,19 @@ def wrap(value, env):
     return value
 
 
+# Only Python numbers join a size expression. A NumPy scalar is not weak in NumPy's promotion (T * np.float32(0.5)
+# is a float32), so the operator returns NotImplemented and NumPy records it as a tensor operation on a size node.
+
 def _int_operand(x):
     if isinstance(x, SymInt):
         return x.expr
-    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
-        return int(x)
-    return None
+    return x if type(x) is int else None
 
 
 def _float_operand(x):
     if isinstance(x, (SymInt, SymFloat)):
         return x.expr
-    if isinstance(x, (float, np.floating)):
-        return float(x)
-    return _int_operand(x)
+    return x if type(x) is float else _int_operand(x)
 
 
 class _SymbolicNumber(SymbolicValue):
