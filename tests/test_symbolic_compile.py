@@ -81,9 +81,22 @@ def test_a_shape_guard_failing_recompiles_with_the_reason():
     cf(np.ones((4, 8)))
     with pytest.raises(ValueError):  # d = 7 cannot be split in 2 heads: eager NumPy refuses it as well
         seed_demo2(np.ones((4, 7)))
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="cannot reshape"):  # the compiled function fails as eager code does
         cf(np.ones((4, 7)))
     assert "break the cached graph's shape guard s1 % 2 == 0" in cf.recompile_log[0]
+
+
+def test_a_returned_view_with_symbolic_attributes_is_a_view_of_the_input():
+    def heads(x):
+        T, d = x.shape
+        return x.reshape(T, 2, d // 2)
+
+    cf = graph_lab.compile(heads, dynamic=True)
+    for T, d in [(4, 8), (3, 6), (5, 2)]:
+        x = np.arange(T * d, dtype=float).reshape(T, d)
+        out = cf(x)
+        assert np.array_equal(out, heads(x)) and np.shares_memory(out, x)
+    assert cf.captures == 1
 
 
 def test_a_branch_on_a_symbolic_size_gives_one_graph_per_outcome():
