@@ -12,15 +12,18 @@ from .frontends import functional as F
 from .frontends.dynamo.explain import ExplainReport, explain
 from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
 from .frontends.lazy import LazyRunner
+from .frontends.make_graph import Spec, make_graph
 from .frontends.script import script
+from .frontends.symbols import SymFloat, SymInt
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
-from .guards import GuardFailure, ValueGuard, check_guards, failing_guards
+from .guards import GuardFailure, ShapeGuard, ValueGuard, check_guards, failing_guards
 from .logs import set_logs
 from .ir.builder import GraphBuilder
 from .ir.graph import Graph, Node, Value
 from .ir.parser import parse
 from .ir.serialize import load, save
+from .ir.shape_env import Dim
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
@@ -30,8 +33,8 @@ from .passes.cond_to_select import cond_to_select
 from .passes.simplify import simplify
 
 __all__ = [
-    "F", "trace", "script", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction",
-    "explain",
+    "F", "trace", "script", "make_graph", "Spec", "Dim", "SymInt", "SymFloat", "ShapeGuard",
+    "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select",

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 import graph_lab
-from test_seed_lecture import find_line, read_tables, split_demos
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def find_text(lines: list[str], pattern: str) -> re.Match:
-    """Search the section with wrapped lines joined (observations are wrapped at display width)."""
-    m = re.search(pattern, "".join(line.strip() for line in lines))
-    assert m, f"no match for {pattern!r}"
-    return m
+from lecture_runner import find_text, run_lecture
+from test_seed_lecture import find_line, read_tables
 
 
 def ir_text(lines: list[str]) -> str:
@@ -33,14 +18,7 @@ def ir_text(lines: list[str]) -> str:
 
 @pytest.fixture(scope="module")
 def demos(tmp_path_factory) -> dict[int, list[str]]:
-    tmp = tmp_path_factory.mktemp("lecture02")
-    shutil.copytree(REPO / "lectures", tmp / "lectures", ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONIOENCODING="utf-8")
-    result = subprocess.run([sys.executable, "02_script.py"], cwd=tmp / "lectures" / "lecture12", env=env,
-                            capture_output=True, text=True, encoding="utf-8", timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
-    return split_demos(result.stdout)
+    return run_lecture(tmp_path_factory.mktemp("lecture02"), "02_script.py")
 
 
 def test_seven_demos(demos):

@@ -103,10 +103,11 @@ def make_inputs(graph, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     inputs = {}
     for name, t in graph.input_types().items():
+        shape = tuple(d if type(d) is int else SYMBOL_SIZE for d in t.shape)
         if np.issubdtype(t.dtype, np.integer):
-            inputs[name] = rng.integers(1, 3, size=t.shape).astype(t.dtype)
+            inputs[name] = rng.integers(1, 3, size=shape).astype(t.dtype)
         else:
-            x = rng.standard_normal(t.shape).astype(t.dtype)
+            x = rng.standard_normal(shape).astype(t.dtype)
             if x.size:
                 x.flat[0] = -0.0
             inputs[name] = x
@@ -129,7 +130,20 @@ def all_ops() -> set[Op]:
     return set(Op) - set(SOURCE_OPS) | set(SOURCE_OPS)
 
 
-# Added after the functions above so that their recorded source lines (pinned by expect files) stay put.
+# Added after the others so that their recorded source lines stay where the expect tests pin them.
+
+def symbolic_sizes(x):
+    """Sizes known only at run time: a reshape into heads, a mean divisor, 1/sqrt(d), a slice, a size returned."""
+    T, d = x.shape
+    heads = x.reshape(T, 2, d // 2)
+    return heads.sum(axis=1) / T * (1.0 / np.sqrt(d)) * d ** -0.5, x[:T - 1], T * d
+
+
+SAMPLES["symbolic_sizes"] = (symbolic_sizes, {"x": ("T", "d")}, None)
+SYMBOL_SIZE = 6
+"""The size each symbolic dimension gets in ``make_inputs`` (even, and at least 2, as the samples' guards need)."""
+
+
 def control(x, w):
     """Structured control flow: a branch on data, a data-dependent loop, a counted loop and a scan."""
     y = F.cond(x.sum() > 0, lambda a: np.tanh(a @ w), lambda a: -a, x)

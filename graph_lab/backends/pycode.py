@@ -23,6 +23,10 @@ names are user data (and, through the parser, file data), so the function reads 
 position, and every value that is not a small number (arrays, strings, dtypes, attribute dicts) is passed in
 through the ``consts`` tuple. The wrapper maps names to positions outside the source, and ``_check_source``
 refuses any source with a quote, a backslash or a double underscore, as a last line of defence.
+
+A graph with symbolic sizes reads each size from an input's shape at the top (``s0 = inputs[0].shape[0]``,
+the symbol's name only in a comment) and writes symbolic attributes and ``size`` nodes as Python arithmetic on
+those (``np.reshape(v4, (s0, 2, s1 // 2))`` is ``(s0, 2, s1//2)``); the wrapper checks the shape guards first.
 """
 
 from __future__ import annotations
@@ -36,13 +40,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GraphExecutionError
+from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph, symbol_sources
+from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
 from .interpret import bind_inputs, impl_attrs
 
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
-_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*#\n")
+_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*/%#\n")
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class _Context:
         self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
         self.consts: list = []
         self.impls: dict[str, Callable] = {}
+        self.sources = symbol_sources(graph)
+        """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
+        self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"
@@ -85,8 +94,28 @@ class _Context:
 
     def value(self, value) -> str:
         """A literal for small numbers and tuples of them; anything else passed in through ``consts``."""
+        if has_symbols(value):
+            return self.symbolic(value)
         text = literal(value)
         return text if text is not None else self.passed_in(value)
+
+    def symbolic(self, value) -> str:
+        """Python arithmetic on the sizes for an expression (or a tuple of them and ints); anything else that
+        holds sizes is bound at run time by a function passed in: ``consts[3](s0, s1)``."""
+        if isinstance(value, (Expr, FloatExpr)):
+            return str(self.renamed(value))  # Python arithmetic, whole as an argument or item: no parentheses
+        if type(value) is tuple and all(isinstance(v, (int, Expr, FloatExpr)) for v in value):
+            parts = [self.symbolic(v) if has_symbols(v) else literal(v) for v in value]
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        names = list(self.sources)
+        binder = self.passed_in(lambda *sizes: bind_attrs({"v": value}, dict(zip(names, sizes)))["v"])
+        return f"{binder}({', '.join(self.size_names.values())})"
+
+    def renamed(self, x):
+        """``x`` with each symbol renamed to its ``s<i>`` (user names never reach the source)."""
+        if isinstance(x, FloatExpr):
+            return FloatExpr(x.op, tuple(self.renamed(a) for a in x.args))
+        return substitute(x, {n: symbol(s) for n, s in self.size_names.items()})
 
     def kwargs(self, attrs: dict) -> list[str]:
         if all(_is_identifier(k) for k in attrs):
@@ -156,6 +185,10 @@ def _emit_const(node, ctx: _Context) -> str:
     return ctx.value(node.attrs["value"])
 
 
+def _emit_size(node, ctx: _Context) -> str:
+    return str(ctx.renamed(node.attrs["expr"]))
+
+
 def _emit_subscript(node, ctx: _Context) -> str:
     """``v0[:, -1, v2]``: the key template with its index-array slots filled by operand names."""
     parts = [_key_part(k, node, ctx) for k in node.attrs["key"]]
@@ -170,8 +203,11 @@ def _key_part(k, node, ctx: _Context) -> str | None:
         return "..."
     if isinstance(k, Slot):
         return ctx.var(node.inputs[k.pos]) if 0 < k.pos < len(node.inputs) else None
+    if isinstance(k, Expr):
+        return ctx.symbolic(k)
     if isinstance(k, Slice):
-        ends = ["" if x is None else literal(x) if type(x) is int else None for x in k]
+        ends = ["" if x is None else literal(x) if type(x) is int else ctx.symbolic(x) if isinstance(x, Expr)
+                else None for x in k]
         if any(e is None for e in ends):
             return None
         return f"{ends[0]}:{ends[1]}" + (f":{ends[2]}" if k.step is not None else "")
@@ -189,6 +225,7 @@ OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.INPUT: _emit_input,        # v0 = inputs[0]            (names are mapped to positions outside)
     Op.PARAM: _emit_param,        # v1 = params[0]
     Op.CONST: _emit_const,        # v4 = 0.5                  (or consts[i] for arrays and the like)
+    Op.SIZE: _emit_size,          # v9 = s1 // 2              (sizes read from input shapes at the top)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
@@ -215,6 +252,9 @@ def generate(graph) -> PyCode:
         lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
         comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
         body.append((f"{lhs} = {_emitter(node)(node, ctx)}", comment, node))
+    sizes = [(f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
+              _safe_comment(name), None) for name, source in ctx.sources.items()]
+    body = sizes + body
     width = max([len(code) for code, _, _ in body if len(code) < COMMENT_COLUMN] + [0])
     lines = ["def forward(inputs, params, consts):"]
     line_nodes = {}
@@ -226,6 +266,10 @@ def generate(graph) -> PyCode:
     _check_source(source)
     return PyCode(source, tuple(ctx.consts), ctx.impls, list(graph.input_names),
                   [n.attrs["name"] for n in graph.param_nodes], line_nodes)
+
+
+def _input_position(graph, name: str) -> int:
+    return graph.input_names.index(name)
 
 
 def _safe_comment(text: str) -> str:
@@ -245,10 +289,13 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     Parameters may be passed too, by name, to replace their stored values for this call. Compile again after
     editing the graph."""
     code = generate(graph)
+    symbolic = is_symbolic_graph(graph)
     forward = _compile(code)
 
     def compiled(**named) -> list[np.ndarray]:
         bound = bind_inputs(graph, named)
+        if symbolic:
+            checked_sizes(graph, bound)
         inputs = tuple(bound[name] for name in code.input_names)
         params = tuple(bound[name] if name in bound else graph.param_values[name] for name in code.param_names)
         try:
@@ -267,7 +314,7 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
 
 
 def _compile(code: PyCode) -> Callable:
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls}
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls}
     exec(compile(code.source, FILENAME, "exec"), namespace)
     return namespace["forward"]
 

@@ -46,6 +46,7 @@ class RegionRecorder(Recorder):
         self.op, self.key = op, key
         self.kind = parent.kind
         self.depth = parent.depth + 1
+        self.shape_env = parent.shape_env
         self.graph = Graph(key)
         """The region graph being recorded: its inputs are the node's operands, in order."""
         self.captured: list[Tensor] = []
@@ -57,8 +58,8 @@ class RegionRecorder(Recorder):
     def add_node(self, node) -> None:
         self.graph.nodes.append(node)
 
-    def here(self) -> SourceLoc | None:
-        return self.parent.here()
+    def location(self) -> SourceLoc | None:
+        return self.parent.location()
 
     def inside(self, rec) -> bool:
         """Whether this region is inside the capture ``rec`` (at any depth)."""
@@ -102,7 +103,7 @@ class RegionRecorder(Recorder):
     # --- what a region cannot do
 
     def concretize(self, t: Tensor, kind: str):
-        loc = self.here()
+        loc = self.location()
         raise TraceError(f"a tensor ({t.type}) is needed as a Python {kind} inside region {self.key} of {self.op}, "
                          f"at {loc.describe() if loc else 'unknown location'}; a region is traced once for all "
                          f"the values it will see, so it cannot branch on one. Use F.where, or a nested F.cond / "
@@ -121,7 +122,7 @@ class RegionRecorder(Recorder):
     def output(self, leaf) -> Value:
         """A region output: one of its tensors, a lifted tensor from outside, or a constant (a Python number
         stays one: a cond whose branches both give Python floats gives a Python float, as eager code does)."""
-        return self.operand_value(leaf, self.here())
+        return self.operand_value(leaf, self.location())
 
     def lifted_name(self, t: Tensor) -> str | None:
         inner = self._lifted.get(t._value)
@@ -411,7 +412,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None):
     in_types = [type_of(v) for v in carry] + [_slice_type(x) for x in xs_flat]
     rec = recorder_of([*carry, *xs_flat], (f,))
     if rec is None:
-        region = RegionFn(body, lambda: _abstract_types(body, in_types))
+        region = RegionFn(body, lambda *values: _abstract_types(body, [type_of(v) for v in values]))
         out = _scan(*carry, *xs_flat, body=region, n_carry=len(carry), length=length)
         return pytree.unflatten(c_tree, list(out[:len(carry)])), pytree.unflatten(y_tree[0], list(out[len(carry):]))
     names = input_names(f, [c_tree] + ([x_tree] if x_tree is not None else []))

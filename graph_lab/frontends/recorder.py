@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import OpError, TraceError
 from ..ir.graph import Node, Value
 from ..ir.source import SourceLoc, user_location
+from ..ir.symbolic import SymbolicValue
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.indexing import is_basic
@@ -31,6 +32,8 @@ class Recorder:
     the caller's arrays, whose mutation a graph cannot replay)."""
     kind = "trace"
     """Word used in messages: 'trace' or 'lazy'."""
+    shape_env = None
+    """The ShapeEnv of a capture with symbolic sizes (``ir/shape_env.py``); None when every size is static."""
     depth = 0
     """How deeply nested the capture is: 0 for a whole function, 1 + its parent's for a region of a control-flow
     node (``frontends/control.py``), so an op mixing both records into the innermost."""
@@ -50,11 +53,6 @@ class Recorder:
                 return region
         return self
 
-    def here(self) -> SourceLoc | None:
-        """The user's source line that new nodes get: the innermost frame outside graph_lab and NumPy. (``script``
-        runs no user frame: it says which line of the source it is converting.)"""
-        return user_location()
-
     # --- making nodes
 
     def const(self, value, loc: SourceLoc | None) -> Value:
@@ -66,6 +64,21 @@ class Recorder:
         node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
         self.add_node(node)
         return node.output
+
+    def size_value(self, expr, loc: SourceLoc | None) -> Value:
+        """A ``size`` node computing ``expr`` from the input sizes at run time (one per expression)."""
+        made = getattr(self, "_size_values", None)
+        if made is None:
+            made = self._size_values = {}
+        if expr not in made:
+            node = Node(Op.SIZE, (), {"expr": expr}, REGISTRY[Op.SIZE].infer((), {"expr": expr}), loc)
+            self.add_node(node)
+            made[expr] = node.output
+        return made[expr]
+
+    def size_tensor(self, expr) -> Tensor:
+        """A stand-in tensor holding the size ``expr`` (a Python int or float when the graph runs)."""
+        return Tensor(self, self.size_value(expr, self.location()))
 
     def operand_value(self, x, loc: SourceLoc | None) -> Value:
         if isinstance(x, Tensor):
@@ -79,14 +92,29 @@ class Recorder:
             return x._value
         if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
             return self.const(x, loc)
+        if isinstance(x, SymbolicValue):
+            if x.env is not self.shape_env:
+                raise TraceError(f"the size {x.expr} comes from another capture, but it was used in this "
+                                 f"{self.kind} at {loc.describe() if loc else 'unknown location'}")
+            return self.size_value(x.expr, loc)
         if isinstance(x, (list, tuple)):
+            if any(isinstance(v, SymbolicValue) for v in x):
+                raise TraceError(f"a list holding symbolic sizes ({x!r}) used as an array at "
+                                 f"{loc.describe() if loc else 'unknown location'}; a graph constant cannot hold "
+                                 f"a size known only at run time. Use the sizes one by one as tensor operands")
             return self.const(np.asarray(x), loc)
         raise TraceError(f"{type(x).__name__} object used as an array operand at "
                          f"{loc.describe() if loc else 'unknown location'}; only arrays, Python numbers and "
                          f"stand-in tensors can be operands")
 
+    def location(self) -> SourceLoc | None:
+        """The user's line making a node now: the innermost stack frame outside graph_lab and NumPy."""
+        return user_location(2)
+
     def emit(self, op: Op, operands: list, attrs: dict):
-        loc = self.here()
+        loc = self.location()
+        if self.shape_env is not None:
+            self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:
@@ -99,7 +127,7 @@ class Recorder:
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
         if isinstance(first, Tensor):
-            if op == Op.RESHAPE and not reshape_always_a_view(first.shape, attrs["shape"]):
+            if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                 # A view or a copy, depending on memory layout, which a stand-in does not know.
                 outs[0]._maybe_alias = (first._storage, first._storage.version)
             elif op == Op.RESHAPE or _is_view(op, attrs):
@@ -110,7 +138,7 @@ class Recorder:
         return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
-        loc = loc or self.here()
+        loc = loc or self.location()
         return TraceError(f"{message}\n  at {loc.describe() if loc else 'unknown location'}")
 
     def check_writable(self, root: Tensor) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import GraphEditError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from .shape_env import graph_facts
 from .source import SourceLoc
 from .types import TensorType
 
@@ -111,7 +112,8 @@ class Graph:
         """Append a node; its output types come from the op's rule (which raises ``OpError`` on bad input)."""
         inputs = tuple(inputs)
         attrs = {} if attrs is None else attrs
-        out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
+        with graph_facts(self):
+            out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
         node = Node(op, inputs, attrs, out_types, loc)
         self.nodes.append(node)
         return node
@@ -258,7 +260,9 @@ class Graph:
                 raise GraphEditError(f"cannot insert {definition.op} at position {position} of graph {self.name}: "
                                      f"operand {i} ({v!r}) is not defined before that point")
         attrs = {} if attrs is None else attrs
-        node = Node(definition.op, inputs, attrs, definition.infer(tuple(v.type for v in inputs), attrs), loc)
+        with graph_facts(self):
+            out_types = definition.infer(tuple(v.type for v in inputs), attrs)
+        node = Node(definition.op, inputs, attrs, out_types, loc)
         self.nodes.insert(position, node)
         return node
 

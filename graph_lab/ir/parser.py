@@ -19,11 +19,13 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphParseError, VerifyError
-from ..guards import ValueGuard
+from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
 from .lexer import Token
 from .parse_values import MAX_DEPTH, ValueParser
+from .shape_env import facts_from, using
+from .sizes import has_symbols
 from .source import ParsedLoc
 from .types import TensorType
 
@@ -68,7 +70,7 @@ def parse(text: str, params: Mapping[str, np.ndarray] | None = None, *,
 class _Scope:
     """What one graph's lines have defined so far: values by printed number, input and param names."""
 
-    def __init__(self, graph: Graph, numbers: set[int], region: str | None, depth: int):
+    def __init__(self, graph: Graph, numbers: set[int], region: str | None, depth: int, deferred: list[tuple]):
         self.graph = graph
         self.depth = depth
         """How deeply this graph is nested in regions and guards."""
@@ -79,6 +81,9 @@ class _Scope:
         continue their parent's numbering, so each %N is defined once in the whole printed graph)."""
         self.region = region
         """The region's name when this graph is a region of a control-flow node, else None."""
+        self.deferred = deferred
+        """Type checks of nodes with symbolic sizes: they need the graph's shape guards, read after its body (a
+        region's checks wait for the guards of the graph it is in)."""
 
 
 class _GraphParser(ValueParser):
@@ -102,7 +107,8 @@ class _GraphParser(ValueParser):
             raise self.error(tok, "end of input after the graph and its guards")
         return graph
 
-    def graph(self, depth: int, region: str | None = None, numbers: set[int] | None = None) -> Graph:
+    def graph(self, depth: int, region: str | None = None, numbers: set[int] | None = None,
+              deferred: list[tuple] | None = None) -> Graph:
         """``graph NAME {`` node lines, ``return ...``, ``}``, then the guards written at the same indentation.
         A region (``region`` names it) is the same block without guards, its name the region's."""
         self.skip_blank_lines()
@@ -121,7 +127,8 @@ class _GraphParser(ValueParser):
             raise self.error(name_tok, f"the region name {region} (the op's regions come in a fixed order)")
         self.expect("{", "'{' after the graph's name")
         self.end_line()
-        scope = _Scope(Graph(name), set() if numbers is None else numbers, region, depth)
+        scope = _Scope(Graph(name), set() if numbers is None else numbers, region, depth,
+                       [] if deferred is None else deferred)
         if region is None:
             self.graphs.append((scope.graph, start))
         while True:
@@ -145,8 +152,12 @@ class _GraphParser(ValueParser):
             self.skip_blank_lines()
             tok = self.lex.peek()
             if not (tok.is_("guard") and tok.column == start.column):
-                return scope.graph
+                break
             scope.graph.guards.append(self.guard(len(scope.graph.guards), depth))
+        if region is None:
+            with using(facts_from(scope.graph.guards)):
+                for check in scope.deferred:
+                    self.check_types(*check)
         return scope.graph
 
     def use(self, scope: _Scope) -> Value:
@@ -188,8 +199,11 @@ class _GraphParser(ValueParser):
         self.count_node(op_tok)
         scope.numbers.update(number for _, number, _ in outs)
         for key in opdef(op).regions:  # a control-flow node's regions: nested graphs on the lines below it
-            attrs[key] = self.graph(scope.depth + 1, key, scope.numbers)
-        self.check_types(op, op_tok, inputs, attrs, outs)
+            attrs[key] = self.graph(scope.depth + 1, key, scope.numbers, scope.deferred)
+        if has_symbols(attrs) or any(has_symbols(t.shape) for t in types + tuple(v.type for v in inputs)):
+            scope.deferred.append((op, op_tok, inputs, attrs, outs))
+        else:
+            self.check_types(op, op_tok, inputs, attrs, outs)
         node = Node(op, inputs, attrs, types, loc)
         scope.graph.nodes.append(node)
         for (_, number, _), value in zip(outs, node.outputs):
@@ -217,6 +231,8 @@ class _GraphParser(ValueParser):
             return (), {"name": name, "type": types[0]}
         if op == Op.CONST:
             return (), {"value": self.const_literal(types[0])}
+        if op == Op.SIZE:
+            return (), {"expr": self.size_expr()}
         inputs = []
         if self.lex.peek().kind == "value":
             inputs.append(self.use(scope))
@@ -268,8 +284,9 @@ class _GraphParser(ValueParser):
                                          f"{', '.join(map(str, inferred))}", ", ".join(map(str, printed)))
 
     def charge_index_checks(self, at: Token, index_types: tuple[TensorType, ...]) -> None:
+        shapes = [tuple(d if type(d) is int else 1 for d in t.shape) for t in index_types]  # a symbol counts 1
         try:
-            count = math.prod(np.broadcast_shapes(*(t.shape for t in index_types)))
+            count = math.prod(np.broadcast_shapes(*shapes))
         except ValueError:
             return  # the type rule reports shapes that do not broadcast
         self.index_budget -= count
@@ -290,8 +307,13 @@ class _GraphParser(ValueParser):
             raise self.error(number_tok, f"#{index} (guards are numbered in order)")
         self.expect(":")
         kind_tok = self.lex.next()
+        if kind_tok.is_("shape"):
+            fact = self.relation_()
+            loc = self.guard_loc() if self.accept("at") else None
+            self.end_line()
+            return ShapeGuard(fact, loc)
         if kind_tok.kind != "ident" or kind_tok.text not in GUARD_KINDS:
-            raise self.error(kind_tok, f"a guard kind: {', '.join(GUARD_KINDS)}")
+            raise self.error(kind_tok, f"a guard kind: shape, {', '.join(GUARD_KINDS)}")
         for text in ("(", "value", ")", "=="):
             self.expect(text, f"'{kind_tok.text}(value) =='")
         expected = self.expected_value(kind_tok.text)

@@ -9,12 +9,14 @@ The rules, in the order they are checked:
    and every user of a value is a node of this graph (not a node of another graph, not an erased node);
 5. every value is defined once (SSA), by the node that holds it, at its own output position;
 6. input and parameter names are unique, and each parameter has a stored value;
-7. output types are what the op's rule gives for the operand types and attributes (for a control-flow op, the
-   rule compares its regions' signatures: both branches return the same types, a loop body returns the carry's);
+7. output types are what the op's rule gives for the operand types and attributes (with symbolic sizes, the
+   facts the rule needs must follow from the graph's shape guards; for a control-flow op, the rule compares its
+   regions' signatures: both branches return the same types, a loop body returns the carry's);
 8. the graph's outputs are values defined by its nodes;
-9. a control-flow node holds each of its regions as a ``Graph``, used by no other node of the text, with no
-   parameters and no guards; each region follows these rules itself, and reads only its own inputs (a region is
-   isolated: values from outside come in through the node's operands).
+9. every size symbol in a type or an attribute is exactly one dimension of some input, which binds it at run time;
+10. a control-flow node holds each of its regions as a ``Graph``, used by no other node of the text, with no
+    parameters and no guards; each region follows these rules itself, and reads only its own inputs (a region is
+    isolated: values from outside come in through the node's operands).
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ from collections import Counter
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .graph import Graph
+from .shape_env import graph_facts
+from .sizes import has_symbols, symbol_sources
+from .symbolic import free_symbols
 
 
 def verify(graph) -> None:
-    _verify(graph, graph.numbering(), "", {id(graph)}, set())
+    with graph_facts(graph):
+        _verify(graph, graph.numbering(), "", {id(graph)}, set())
 
 
 def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[int]) -> None:
@@ -64,11 +70,25 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
                 raise VerifyError(f"{context}value %{numbering[v]} is read by {user!r}, which is not a node of this "
                                   f"graph: a node belongs to one graph only (copy with Graph.extract), and a removed "
                                   f"node must drop its inputs (use Graph.erase_node)")
+    _check_symbols_bound(graph, numbering)
     for i, v in enumerate(graph.outputs):
         if v not in defined:
             made_by = v.node.op if v.node is not None else "no node"
             raise VerifyError(f"{context}graph output {i} ({v.type} from {made_by}) is not defined by any node of "
                               f"the graph; was its node erased or taken from another graph?")
+
+
+def _check_symbols_bound(graph, numbering) -> None:
+    bound = None
+    for node in graph.nodes:
+        shapes = [v.type.shape for v in node.outputs]
+        if not (has_symbols(node.attrs) or any(has_symbols(s) for s in shapes)):
+            continue
+        bound = set(symbol_sources(graph)) if bound is None else bound
+        unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
+        if unbound:
+            raise VerifyError(f"{_describe(graph, node, numbering)}: the size {', '.join(sorted(unbound))} is no "
+                              f"input's dimension, so no run can bind it (declare it in an input's type)")
 
 
 def _describe(graph, node, numbering) -> str:

@@ -23,27 +23,24 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, register, static_int
+from .base import Op, OpDef, register, same_size, static_int
 
 
 class RegionFn:
     """A region as an op's implementation sees it: ``fn(*values)`` returns the region's outputs as a sequence.
 
-    ``out_types`` (a tuple of ``TensorType``, or a function giving it) is only asked for where a region may run
-    zero times and its outputs still need a type: ``scan`` over a length of 0."""
+    ``result_types(*values)`` gives the types of the outputs for inputs like ``values`` (only their dtypes and
+    shapes are read) without running the region: ``scan`` over a length of 0 needs them, since its body never
+    runs and its stacked outputs still have a dtype and a shape."""
 
-    __slots__ = ("fn", "_out_types")
+    __slots__ = ("fn", "result_types")
 
-    def __init__(self, fn: Callable, out_types=None):
+    def __init__(self, fn: Callable, result_types: Callable[..., tuple[TensorType, ...]] | None = None):
         self.fn = fn
-        self._out_types = out_types
+        self.result_types = result_types
 
     def __call__(self, *values):
         return self.fn(*values)
-
-    @property
-    def out_types(self) -> tuple[TensorType, ...]:
-        return self._out_types() if callable(self._out_types) else self._out_types
 
 
 # --- implementations: the semantics, shared by eager F.* and every interpreter
@@ -75,11 +72,18 @@ def _scan(*operands, body, n_carry, length):
         out = body(*carry, *(x[t] for x in xs))
         carry = tuple(out[:n_carry])
         ys.append(out[n_carry:])
-    if length == 0:
-        stacked = [np.zeros((0,) + y.shape, y.dtype) for y in body.out_types[n_carry:]]
+    if length == 0:  # the body never runs: its output types come from the types of what it would be given
+        like = [_shaped_like(np.shape(v), np.asarray(v).dtype) for v in carry]
+        like += [_shaped_like(np.shape(x)[1:], np.asarray(x).dtype) for x in xs]
+        stacked = [np.zeros((0,) + y.shape, y.dtype) for y in body.result_types(*like)[n_carry:]]
     else:
         stacked = [np.stack([y[k] for y in ys]) for k in range(len(ys[0]))]
     return carry + tuple(stacked)
+
+
+def _shaped_like(shape, dtype) -> np.ndarray:
+    """A read-only array of any shape that takes no memory: only its shape and dtype are read."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
 # --- type rules
@@ -163,13 +167,15 @@ def _infer_fori_loop(types, attrs):
 
 def _infer_scan(types, attrs):
     n_carry, length = attrs["n_carry"], attrs["length"]
-    if not 0 <= n_carry <= len(types) or length < 0:
+    if not 0 <= n_carry <= len(types) or type(length) is int and length < 0:
         raise OpError(f"scan: n_carry={n_carry} and length={length} do not fit {len(types)} operands")
     carry, xs = tuple(types[:n_carry]), types[n_carry:]
     for i, x in enumerate(xs):
-        if x.ndim == 0 or x.shape[0] != length:
-            raise OpError(f"scan: xs {i} is {x}; each xs is scanned along its first axis, which must have the "
-                          f"length {length}")
+        message = (f"scan: xs {i} is {x}; each xs is scanned along its first axis, which must have the length "
+                   f"{length}")
+        if x.ndim == 0:
+            raise OpError(message)
+        same_size(Op.SCAN, x.shape[0], length, message)
     slices = tuple(TensorType(x.dtype, x.shape[1:]) for x in xs)
     ins, outs = region_signature(Op.SCAN, "body", attrs["body"])
     _expect_inputs(Op.SCAN, "body", ins, carry + slices, "the carry and one slice of each xs")

@@ -62,10 +62,11 @@ def demo2_guards():
     rows = [[i, g.kind, g.source.describe(), str(g.loc)] for i, g in enumerate(guards)]
     print_table(["#", "种类", "看的是什么", "源代码行"], rows)
     kinds = sorted({g.kind for g in guards})
+    kinds_of = {g.source.describe(): g.kind for g in guards}
     print(f"\n共 {len(guards)} 个 guard，种类：{', '.join(kinds)}。")
     print_observations([
-        f"张量参数 x、w 各有一个 array guard（类型、形状、dtype），Python 常量 scale 有一个 equals guard"
-        f"（值 0.5 在追踪时参与了计算，进了图）：共 {len(guards)} 个。",
+        f"张量参数 x、w 各有一个 array guard（类型、形状、dtype）；Python 数 scale 只有一个 {kinds_of['scale']} guard："
+        f"它参与了张量运算，所以它的值作为图的一个输入传进去，而不是写死成常量。共 {len(guards)} 个 guard。",
         "每个 guard 记着让它产生的那一行代码，重新编译时的日志就能告诉你\"为什么\"。",
     ])
 
@@ -96,7 +97,8 @@ def demo3_recompiles():
     print_observations([
         f"缓存里每个条目都带着自己的 guard；新的调用按顺序试，第一个全部通过的条目就直接运行——"
         f"所以回到第一次的输入时命中了最早的条目。这 6 次调用一共编译了 {cf.captures} 次。",
-        "重新编译的原因是人能读懂的话：哪个值、现在是多少、缓存的图是为多少编的、guard 来自哪一行。",
+        "重新编译的原因是人能读懂的话：哪个值、现在是多少、缓存的图是为多少编的、guard 来自哪一行。"
+        f"换 scale 的值：{rows[4][1]}——scale 是图的输入，不是图里的常量。",
     ])
 
 
@@ -156,8 +158,8 @@ def demo5_side_effects():
     print(f"\n4 次调用，编译 {step.captures} 次；counter 和输出每次都和 eager 一样：{'是' if same else '否'}。")
     print_observations([
         "STORE_ATTR 是图外的副作用：编译器在这里切断图，这条指令每次调用都作为普通 Python 执行，所以 counter 每次都加 1。",
-        "counter 的新值之后又参与了计算：它是第二张图的 guard（equals），每次的值不同，所以每次调用都要重新编译——"
-        f"这就是\"重新编译风暴\"：4 次调用编译了 {step.captures} 次。把这样的值变成张量输入（或动态形状）才能避免。",
+        "counter 的新值之后又参与了张量运算：它不写死在图里（那样每次调用的值不同，每次都要重新编译，即\"重新编译风暴\"），"
+        f"而是作为第二张图的输入传进去，所以 4 次调用只编译了 {step.captures} 次：副作用前后的两张图各一次。",
     ])
 
 
@@ -165,7 +167,7 @@ def demo6_explain_and_limit():
     print_header("演示 6：explain() 的报告；重新编译到上限以后")
     rng = np.random.default_rng(5)
     print(graph_lab.explain(branchy)(-np.abs(rng.standard_normal((2, 3)))))
-    cf = graph_lab.compile(small, recompile_limit=3)
+    cf = graph_lab.compile(small, recompile_limit=3, dynamic=False)  # dynamic shapes off: one graph per size
     correct = True
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -2,37 +2,49 @@
 
 ``CaptureContext`` answers the handlers' questions (read a global, call a function, test a truth value...) by
 recording tensor operations into a graph, adding a guard whenever the capture depends on a value read from
-the segment's inputs, and raising ``BreakGraph`` where it cannot go on. ``ConcreteContext`` answers the same
-questions for real, for the one instruction run at a graph break.
+the segment's inputs, and raising ``BreakGraph`` where it cannot go on. Its call rules are in ``calls.py``;
+``concrete.ConcreteContext`` answers the same questions for real, for the one instruction run at a graph break.
+
+Three rules keep a capture from silently depending on something no guard checks:
+
+- a value read from the inputs keeps its ``Source``; native code (a builtin, a NumPy function) only ever sees it
+  through ``use``, which guards it, and sees a container read from the inputs as a copy whose arrays are stand-ins
+  and whose elements are guarded (``lift``);
+- a number read from the inputs that only flows through Python arithmetic is not guarded but *derived*: its
+  source says how to compute it again (``counter + 1``); used by a tensor operation it becomes a graph input;
+- an object made during capture must be one that a recipe can make again after a graph break (see
+  ``segment.RecipeMaker``); anything else is made by real Python, at a break.
 """
 
 from __future__ import annotations
 
 import builtins
-import inspect
 import operator
+import sys
 import types
 
 import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
+from ...ir.shape_env import Dim, ShapeEnv
+from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
+from .calls import CallCapture
+from .concrete import ConcreteContext
+from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
-from .sources import AttrSource, CellContentsSource, GlobalSource, ItemSource
+from .iterators import ResumedIter, SequenceIter
+from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
+                      SizesSource, StackSource)
+from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, derived_text, expression_text,
+                     handlers_text_functions, is_constant, is_internal_function, is_library_module, is_namedtuple,
+                     is_rebuildable, is_scalar, is_user_object)
 
-_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range)
-PURE_BUILTINS = {
-    len, range, isinstance, issubclass, int, float, bool, abs, min, max, sum, tuple, list, dict, zip, enumerate,
-    reversed, sorted, str, repr, round, divmod, pow, all, any, slice, hasattr, getattr, type, callable, hash,
-    frozenset, set, iter, ValueError, TypeError, KeyError, IndexError, RuntimeError, AssertionError, ZeroDivisionError,
-}
-READ_ONLY_METHODS = {"get", "keys", "values", "items", "index", "count", "copy", "startswith", "endswith", "join",
-                     "format", "split", "strip", "lower", "upper", "replace"}
-_INTERNAL_MODULE_PREFIXES = ("numpy", "graph_lab")
+__all__ = ["CaptureContext", "ConcreteContext", "DynamoRecorder"]  # ConcreteContext lives in concrete.py
 
 
 class DynamoRecorder(Recorder):
@@ -40,8 +52,9 @@ class DynamoRecorder(Recorder):
 
     kind = "compile"
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, location):
         self.graph = graph
+        self.location = location  # the line of the bytecode being interpreted (not Python's own stack)
 
     def add_node(self, node: Node) -> None:
         self.graph.nodes.append(node)
@@ -59,51 +72,136 @@ class DynamoRecorder(Recorder):
                              "function to keep it in one graph")
 
 
-def is_internal_function(f) -> bool:
-    module = getattr(f, "__module__", None) or ""
-    return isinstance(f, np.ufunc) or module.split(".")[0] in _INTERNAL_MODULE_PREFIXES
-
-
-class CaptureContext:
+class CaptureContext(CallCapture):
     symbolic = True
 
-    def __init__(self, fn_globals: dict):
+    def __init__(self, fn_globals: dict, dynamic_axes=None):
         self.graph = Graph("compiled")
-        self.recorder = DynamoRecorder(self.graph)
+        self.recorder = DynamoRecorder(self.graph, self.loc)
         self.guards = GuardSet()
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
-        self.inputs_by_id: dict[int, Tensor] = {}
+        self.arrays_by_id: dict[int, tuple[Tensor, object]] = {}  # id(input array) -> (stand-in, first source)
+        self.scalar_inputs: dict[object, Tensor] = {}  # Source -> stand-in of a number that is a graph input
         self.sourced: dict[int, object] = {}  # id(obj) -> Source, for objects read from the inputs
         self.created_ids: set[int] = set()
-        self._keep: list = []  # keeps created objects alive so that their ids stay unique
+        self.cell_vars: dict[int, Var | None] = {}  # id(cell made during capture) -> what it holds
+        self.dict_views: dict[int, tuple] = {}  # id(view made during capture) -> (Var of its dict, method name)
+        self._lifted: dict[int, object] = {}
+        self.containers = TrackedContainers(self)
+        self._keep: list = []  # keeps objects alive so that the ids above stay unique
         self.frame: Frame | None = None  # the innermost frame running, for source lines
+        self.dynamic_axes = dynamic_axes  # (source, array) -> axes to make symbolic; None: every size static
+        self.shape_env: ShapeEnv | None = None  # made when the first size becomes a symbol
+        self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
+        self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
 
     # --- values entering the capture
 
     def wrap(self, value, source) -> Var:
-        if isinstance(value, np.ndarray):
+        if type(value) is np.ndarray:
             return Var(self.tensor_input(value, source), source)
-        if not isinstance(value, _IMMUTABLE):
+        if isinstance(value, IterState):  # a loop's iterator, rebuilt after a break
+            if isinstance(source, StackSource) and not source.label:
+                source = StackSource(source.index, "the for loop's iterator")
+            return self.created(ResumedIter(self, value, source))
+        if not isinstance(value, IMMUTABLE):
             self.sourced.setdefault(id(value), source)
+            self._keep.append(value)
         return Var(value, source)
 
+    def stack_source(self, index: int, depth: int) -> StackSource:
+        """The source of a stack entry where capture resumes: the top of the stack is what the instruction Python
+        just ran computed, named by its source text (``float(x.sum())``) in guards and graph inputs."""
+        frame = self.frame
+        if frame is None or frame.ip == 0 or index != depth - 1:
+            return StackSource(index)
+        if frame.instructions[frame.ip].opname == "PUSH_EXC_INFO":
+            return StackSource(index, f"the exception caught at {frame.loc()}")
+        if frame.instructions[frame.ip - 1].opname not in COMPUTING_OPCODES:
+            return StackSource(index)
+        ins = frame.instructions[frame.ip - 1]
+        loc = SourceLoc(frame.code.co_filename, ins.positions.lineno) if ins.positions and \
+            ins.positions.lineno else frame.loc()
+        code = expression_text(frame.code.co_filename, ins.positions) if ins.positions else ""
+        return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
+
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
-        t = self.inputs_by_id.get(id(array))
-        if t is None:
-            name = source.describe()
-            value = self.graph.add_input(name, TensorType.of(array), self.loc())
-            t = Tensor(self.recorder, value, Storage(f"the array {name}"))
-            self.inputs_by_id[id(array)] = t
+        known = self.arrays_by_id.get(id(array))
+        if known is not None:
+            t, first = known
+            if first != source:  # one array reached twice: the graph reads it once, so require it again
+                self.guards.add(Guard("alias", source, first, self.loc()))
+        else:
+            name = self._input_name(source)
+            value = self.graph.add_input(name, self._input_type(array, source), self.loc())
+            t = Tensor(self.recorder, value, Storage(f"the array {source.describe()}"))
+            self.arrays_by_id[id(array)] = (t, source)
             self.input_sources[name] = source
             self._keep.append(array)
-        self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        pattern = self.patterns.get(id(array))
+        if pattern is None:
+            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        else:
+            self.guards.add(Guard("dims", source, (pattern, array.dtype), self.loc()))
         return t
 
+    def _input_type(self, array: np.ndarray, source) -> TensorType:
+        """The input's type: a size the policy makes dynamic is a new symbol ``s<i>``, unless it is 0 or 1
+        (specialized: such sizes broadcast or hold nothing, see ``ir/shape_env.py``)."""
+        axes = self.dynamic_axes(source, array) if self.dynamic_axes is not None else ()
+        shape = list(array.shape)
+        for axis in sorted(axes):
+            if array.shape[axis] >= 2:
+                if self.shape_env is None:
+                    self.shape_env = ShapeEnv(hints={})
+                    self.shape_env.guards = self.graph.guards
+                    self.shape_env.recorder = self.recorder
+                    self.shape_env.where = self.loc
+                    self.recorder.shape_env = self.shape_env
+                name = f"s{len(self.size_dims)}"
+                self.shape_env.hints[name] = array.shape[axis]
+                shape[axis] = self.shape_env.declare(Dim(name), self.loc())
+                self.size_dims.append((source, axis))
+        if any(type(d) is not int for d in shape):
+            self.patterns[id(array)] = tuple(None if type(d) is not int else d for d in shape)
+        return TensorType(array.dtype, tuple(shape))
+
+    def size_guard(self) -> None:
+        """One guard over all size symbols: the shape guards the capture relied on, checked on each call."""
+        from ...guards import ShapeGuard
+        if self.size_dims:
+            facts = [g for g in self.graph.guards if isinstance(g, ShapeGuard)]
+            names = tuple(f"s{i}" for i in range(len(self.size_dims)))
+            self.guards.add(Guard("sizes", SizesSource(tuple(self.size_dims)), (names, facts), None))
+
+    def scalar_input(self, var: Var) -> Tensor:
+        """A number read from the inputs, used by a tensor operation: a graph input, guarded by its type only."""
+        t = self.scalar_inputs.get(var.source)
+        if t is None:
+            name = self._input_name(var.source)
+            value = self.graph.add_input(name, TensorType.of(var.value), self.loc())
+            t = Tensor(self.recorder, value, Storage(f"the number {var.source.describe()}"))
+            self.scalar_inputs[var.source] = t
+            self.input_sources[name] = var.source
+        self.guards.add(Guard("type", var.source, type(var.value), self.loc()))
+        return t
+
+    def _input_name(self, source) -> str:
+        name, n = source.describe(), 1
+        while name in self.input_sources:
+            n += 1
+            name = f"{source.describe()}#{n}"
+        return name
+
     def created(self, value) -> Var:
-        if not isinstance(value, _IMMUTABLE):
-            self.created_ids.add(id(value))
-            self._keep.append(value)
+        if isinstance(value, (Tensor,) + IMMUTABLE):
+            return Var(value)
+        if not is_rebuildable(value):
+            raise BreakGraph(f"a {type(value).__name__} object is made here, which graph_lab could not make again "
+                             f"after a graph break", "it is made by ordinary Python, between two graphs")
+        self.created_ids.add(id(value))
+        self._keep.append(value)
         return Var(value)
 
     def loc(self):
@@ -112,28 +210,66 @@ class CaptureContext:
     # --- using values: every use of an input adds the guard that makes the capture valid
 
     def use(self, var: Var):
+        """The value, for native code to use: guarded, and a container read from the inputs lifted."""
         value = var.value
-        if var.source is None or isinstance(value, Tensor):
+        if isinstance(value, Tensor):
             return value
+        if var.source is None:
+            self.containers.settle(value)
+            return value
+        if is_user_object(value):
+            raise BreakGraph(f"a {type(value).__name__} object ({var.source.describe()}) is used by native code, "
+                             f"which may run Python methods of it that graph_lab cannot see",
+                             "it runs as ordinary Python between two graphs")
         self.guard(var)
+        if not is_constant(value) and (type(value) in (list, tuple, dict) or is_namedtuple(value)):
+            return self.lift(value, var.source)
         return value
+
+    def operand(self, var: Var):
+        """An operand of a tensor operation: a number read from the inputs becomes a graph input."""
+        if var.source is not None and is_scalar(var.value) and not isinstance(var.value, (str, complex)):
+            return self.scalar_input(var)
+        return self.use(var)
+
+    def contained(self, var: Var):
+        """A value to store into a container made during capture: a number read from the inputs is guarded now,
+        since a container keeps values, not where they came from."""
+        if var.source is not None and isinstance(var.value, IMMUTABLE):
+            self.guard(var)
+        return var.value
 
     def guard(self, var: Var) -> None:
         value, source, loc = var.value, var.source, self.loc()
-        if isinstance(value, (bool, int, float, complex, str, bytes, type(None))) or (
-                isinstance(value, tuple) and all(isinstance(x, (bool, int, float, str, type(None))) for x in value)):
+        if is_constant(value):
             self.guards.add(Guard("equals", source, value, loc))
-        elif isinstance(value, (list, tuple)):
+        elif type(value) in (list, tuple) or is_namedtuple(value):
             self.guards.add(Guard("type", source, type(value), loc))
             self.guards.add(Guard("len", source, len(value), loc))
-        elif isinstance(value, dict):
+        elif type(value) is dict:
             self.guards.add(Guard("type", source, type(value), loc))
             self.guards.add(Guard("keys", source, tuple(value.keys()), loc))
-        elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
-                                types.MethodType, np.ufunc)):
+        elif isinstance(value, np.dtype):
+            self.guards.add(Guard("equals", source, value, loc))
+        elif isinstance(value, CALLABLES) or is_internal_function(value):
             self.guards.add(Guard("id", source, value, loc))
         else:
             self.guards.add(Guard("type", source, type(value), loc))
+
+    def lift(self, value, source):
+        """A copy of a container read from the inputs, as native code may see it: arrays are stand-ins, numbers
+        are guarded, nested containers are lifted too."""
+        lifted = self._lifted.get(id(value))
+        if lifted is not None:
+            return lifted
+        if type(value) is dict:
+            lifted = {k: self.use(self.wrap(v, ItemSource(source, k))) for k, v in value.items()}
+        else:
+            items = [self.use(self.wrap(v, ItemSource(source, i))) for i, v in enumerate(value)]
+            lifted = items if type(value) is list else type(value)(*items) if is_namedtuple(value) else tuple(items)
+        self._lifted[id(value)] = lifted
+        self._keep.append(lifted)
+        return lifted
 
     def identity(self, var: Var):
         if var.source is not None and not isinstance(var.value, Tensor):
@@ -143,7 +279,28 @@ class CaptureContext:
                 self.guards.add(Guard("id", var.source, var.value, self.loc()))
         return var.value
 
+    def same(self, left: Var, right: Var) -> bool:
+        """``left is right``. Two arrays passed in are guarded to stay distinct (or one) objects."""
+        a, b = self.identity(left), self.identity(right)
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
+            sources = [self._input_source(t) for t in (a, b)]
+            if None not in sources:
+                self.guards.add(Guard("distinct", sources[1], sources[0], self.loc()))
+        return a is b
+
+    def _input_source(self, t: Tensor):
+        node = t._value.node
+        return self.input_sources.get(node.attrs["name"]) if node.op == "input" and t._view is None else None
+
     def truth(self, var: Var) -> bool:
+        value = var.value
+        if var.source is None:
+            return bool(value)
+        if is_user_object(value):
+            if any(hasattr(type(value), m) for m in ("__bool__", "__len__")):
+                self.use(var)  # breaks: its __bool__ or __len__ is Python code
+            self.guards.add(Guard("type", var.source, type(value), self.loc()))
+            return True
         return bool(self.use(var))
 
     @staticmethod
@@ -161,14 +318,41 @@ class CaptureContext:
             self.side_effect(f"{what} on a {type(container.value).__name__} the function did not create")
 
     def check_inplace(self, left: Var, op: str) -> None:
-        if isinstance(left.value, (list, dict)):
+        if isinstance(left.value, (list, dict, set)):
             self.mutate(left, f"'{op}'")
 
     # --- operations
 
     def apply(self, fn, args: list[Var]) -> Var:
-        raws = [self.use(a) for a in args]
-        return self.created(self._run(fn, raws, {}))
+        """An operator (or a pure helper such as ``format``) applied to values of the frame."""
+        values = [a.value for a in args]
+        if fn is operator.add and len(args) == 2 and type(values[0]) is type(values[1]) in (list, tuple):
+            left, right = (self.containers.items(v) for v in values)
+            if left is not None and right is not None:  # [x] + rest: a new container of the same Vars
+                return self.build(type(values[0]), left + right)
+        if any(isinstance(v, Tensor) for v in values):
+            if fn in (handlers_text_functions()):
+                raise BreakGraph("data-dependent value: the text of a tensor is needed by Python",
+                                 "format the array after the compiled function returns, or accept the break")
+            return self.created(self._run(fn, [self.operand(a) for a in args], {}))
+        derived = self._derived(fn, args)
+        if derived is not None:
+            return derived
+        return self.created(self._run(fn, [self.use(a) for a in args], {}))
+
+    def _derived(self, fn, args: list[Var], kwargs: dict | None = None, text: str | None = None) -> Var | None:
+        """Python arithmetic on numbers read from the inputs: computed now, guarded only where it is used."""
+        if kwargs or not any(a.source is not None for a in args) or not all(is_scalar(a.value) for a in args):
+            return None
+        result = self._run(fn, [a.value for a in args], {})
+        if not is_scalar(result):
+            return None
+        parts = tuple(a.source if a.source is not None else Const(a.value) for a in args)
+        try:
+            hash(parts)
+        except TypeError:
+            return None
+        return Var(result, DerivedSource(fn, parts, text or derived_text(fn, len(args))))
 
     def _run(self, fn, args, kwargs):
         try:
@@ -182,51 +366,94 @@ class CaptureContext:
 
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
-        k = key.value if isinstance(key.value, Tensor) else self.use(key)
         if isinstance(c, Tensor):
+            k = key.value if isinstance(key.value, Tensor) else self.use(key)
             return self.created(self._run(operator.getitem, (c, k), {}))
-        if container.source is not None:
+        if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
+            k = self.use(key)
             self.guard(container)
-            result = self._run(operator.getitem, (c, k), {})
-            if isinstance(k, (int, str)) and not isinstance(k, bool):
-                return self.wrap(result, ItemSource(container.source, k))
-            return self.created(result)
-        result = self._run(operator.getitem, (c, k), {})
-        source = self.sourced.get(id(result))
-        return Var(result, source) if source is not None else self.created(result)
+            if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
+                return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))
+            return self.created(self._run(operator.getitem, (self.lift(c, container.source), k), {}))
+        k = self.use(key)
+        element = self.containers.get(c, k) if id(c) in self.created_ids else None
+        if element is not None:
+            return element
+        result = self._run(operator.getitem, (self.use(container), k), {})
+        return self._from_container(result)
+
+    def delete_subscript(self, container: Var, key: Var) -> None:
+        self.mutate(container, "del x[key]")
+        self.containers.settle(container.value)
+        self._run(operator.delitem, (container.value, self.use(key)), {})
 
     def store_subscript(self, container: Var, key: Var, value: Var) -> None:
         c = container.value
-        k = key.value if isinstance(key.value, Tensor) else self.use(key)
         if isinstance(c, Tensor):
-            self._run(operator.setitem, (c, k, value.value), {})
+            k = key.value if isinstance(key.value, Tensor) else self.use(key)
+            self._run(operator.setitem, (c, k, self.operand(value)), {})
             return
         self.mutate(container, "item assignment")
-        c[k] = value.value
+        k = self.use(key)
+        if not self.containers.set(c, k, value):
+            self.containers.settle(c)
+            self._run(operator.setitem, (c, k, self.contained(value)), {})
+
+    def get_iter(self, var: Var) -> Var:
+        """``iter(value)`` (GET_ITER, the builtin): over a list or tuple of the inputs, lazily."""
+        value = var.value
+        if isinstance(value, IterState):
+            return var
+        if var.source is not None and (type(value) in (list, tuple) or is_namedtuple(value)) \
+                and not is_constant(value):
+            self.guards.add(Guard("type", var.source, type(value), self.loc()))
+            return self.created(SequenceIter(self, var))
+        return self.created(IterState(self.iterate(var, as_vars=True)))
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value
         if isinstance(value, IterState):
-            items = value.items[value.pos:]
-            value.pos = len(value.items)
-            return items if as_vars else [v.value for v in items]
-        if var.source is not None and isinstance(value, (list, tuple)):
+            items = value.rest()
+        elif isinstance(value, Tensor):
+            items = [self.created(x) for x in self._run(list, (value,), {})]
+        elif var.source is not None and (type(value) in (list, tuple) or is_namedtuple(value)):
             self.guard(var)
             items = [self.wrap(x, ItemSource(var.source, i)) for i, x in enumerate(value)]
-        elif var.source is not None and isinstance(value, dict):
+        elif var.source is not None and type(value) is dict:
             self.guard(var)
             items = [Var(k) for k in value]
+        elif var.source is None and self.containers.items(value) is not None:
+            items = self.containers.items(value)
         else:
-            raw = self.use(var)
-            if isinstance(raw, Tensor):
-                items = [self.created(x) for x in self._run(list, (raw,), {})]
-            else:
-                items = [self._from_container(x) for x in self._run(list, (raw,), {})]
+            items = [self._from_container(x) for x in self._run(list, (self.use(var),), {})]
         return items if as_vars else [v.value for v in items]
+
+    def keyword_items(self, var: Var) -> dict[str, Var]:
+        """The items of a mapping passed as ``**kwargs`` (or merged into a dict), as Vars."""
+        value = var.value
+        tracked = self.containers.tracked(value) if var.source is None else None
+        if isinstance(tracked, dict):
+            return dict(tracked)
+        if var.source is not None and type(value) is dict:
+            self.guard(var)
+            return {k: self.wrap(v, ItemSource(var.source, k)) for k, v in value.items()}
+        return {k: self._from_container(v) for k, v in self._run(dict, (self.use(var),), {}).items()}
+
+    # --- containers made during capture
+
+    def build(self, kind: type, items) -> Var:
+        return self.containers.build(kind, items)
+
+    def append(self, container: Var, var: Var) -> None:
+        if self.containers.append(container.value, var):
+            return
+        self.mutate(container, "append")
+        self.containers.settle(container.value)
+        container.value.append(self.contained(var))
 
     def _from_container(self, x) -> Var:
         source = self.sourced.get(id(x))
-        return Var(x, source) if source is not None else Var(x)
+        return Var(x, source) if source is not None else self.created(x)
 
     # --- names
 
@@ -241,197 +468,73 @@ class CaptureContext:
         own = namespace is self.fn_globals
         return self.wrap(value, GlobalSource(name, 0 if own else id(namespace), None if own else namespace))
 
+    def make_cell(self, frame: Frame, name: str) -> None:
+        cell = types.CellType()
+        var = frame.locals.get(name)
+        if var is not None:
+            cell.cell_contents = var.value
+        self.cell_vars[id(cell)] = var
+        frame.locals[name] = self.created(cell)
+
     def load_cell(self, frame: Frame, name: str) -> Var:
-        cell = frame.cells[name]
+        cell_var = frame.cell(name)
+        cell = cell_var.value
+        if id(cell) in self.cell_vars:  # made during this capture: it holds a Var of the frame
+            var = self.cell_vars[id(cell)]
+            if var is None:
+                raise NameError(f"cannot access free variable '{name}' where it is not associated with a value")
+            return var
         try:
             value = cell.cell_contents
         except ValueError:
-            raise NameError(f"free variable '{name}' referenced before assignment") from None
+            raise NameError(f"cannot access free variable '{name}' where it is not associated with a value") \
+                from None
         source = frame.closure_sources.get(name)
-        if source is not None:
-            return self.wrap(value, source)
-        src = self.sourced.get(id(value))
-        return Var(value, src) if src is not None else Var(value)
+        if source is None:
+            source = AttrSource(cell_var.source, "cell_contents") if cell_var.source is not None else \
+                CellSource(cell, name, id(cell))
+        return self.wrap(value, source)
 
     def store_cell(self, frame: Frame, name: str, var: Var) -> None:
-        if name in frame.closure_sources:
-            self.side_effect(f"assignment to the closure variable {name!r}")
-        frame.cells[name].cell_contents = var.value
+        cell = frame.cell(name).value
+        if id(cell) not in self.cell_vars:
+            self.side_effect(f"assignment to the variable {name!r}, which another function shares")
+        self.cell_vars[id(cell)] = var
+        cell.cell_contents = var.value
+
+    def delete_cell(self, frame: Frame, name: str) -> None:
+        cell = frame.cell(name).value
+        if id(cell) not in self.cell_vars:
+            self.side_effect(f"del of the variable {name!r}, which another function shares")
+        self.cell_vars[id(cell)] = None
+        del cell.cell_contents
+
+    def import_module(self, frame: Frame, name: str, fromlist, level: int) -> Var:
+        """An import statement inside the function: a lookup when everything it names is imported already."""
+        module = sys.modules.get(name) if level == 0 else None
+        if module is None or any(not hasattr(module, n) for n in fromlist or ()):
+            self.side_effect(f"import of {name}, which runs the module's code the first time")
+        result = __import__(name, frame.f_globals, None, fromlist, level)
+        return self.wrap(result, ObjectSource(result, f"module {result.__name__}"))
 
     def load_attr(self, obj: Var, name: str) -> Var:
         value = obj.value
         if isinstance(value, Tensor):
             return self.created(self._run(getattr, (value, name), {}))
-        if isinstance(value, types.ModuleType):
-            self.use(obj)
-            result = self._run(getattr, (value, name), {})
-            return self.wrap(result, AttrSource(obj.source, name)) if obj.source else self.created(result)
-        if obj.source is not None:  # attribute lookup depends only on the object's type
-            self.guards.add(Guard("type", obj.source, type(value), self.loc()))
+        if isinstance(value, types.ModuleType) and is_library_module(value) and obj.source is not None:
+            self.guard(obj)
+            attr, source = self._run(getattr, (value, name), {}), AttrSource(obj.source, name)
+            if is_constant(attr):  # math.pi: a constant of the graph (guarded, in case someone assigns it)
+                self.guards.add(Guard("equals", source, attr, self.loc()))
+                return Var(attr)
+        if obj.source is not None:
+            if isinstance(value, types.ModuleType):
+                self.guard(obj)
+            else:  # attribute lookup depends on the object's type (and the attribute, read through its source)
+                self.guards.add(Guard("type", obj.source, type(value), self.loc()))
+                getter = self._python_getter(value, name)
+                if getter is not None:  # a property: its code runs as the function's own code would
+                    return self.inline(self.frame, getter, [obj], {},
+                                       ObjectSource(getter, f"{type(value).__qualname__}.{name}"))
             return self.wrap(self._run(getattr, (value, name), {}), AttrSource(obj.source, name))
-        result = self._run(getattr, (value, name), {})
-        source = self.sourced.get(id(result))
-        return Var(result, source) if source is not None else self.created(result)
-
-    # --- calls
-
-    def call(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
-        f = fn.value
-        if isinstance(f, types.MethodType) and isinstance(f.__self__, Tensor):
-            return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
-        if is_internal_function(f) and not isinstance(f, type):
-            if (getattr(f, "__module__", "") or "").startswith("numpy.random"):
-                self.side_effect(f"random number generation ({f.__name__})")
-            if fn.source is not None:
-                self.use(fn)
-            return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
-        if f is isinstance and args and isinstance(args[0].value, Tensor):
-            return Var(issubclass(np.ndarray, self.use(args[1])))
-        if f is type and len(args) == 1 and isinstance(args[0].value, Tensor):
-            return Var(np.ndarray)
-        if f in PURE_BUILTINS or getattr(f, "__module__", None) == "math":
-            return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
-        if isinstance(f, types.BuiltinFunctionType) and isinstance(getattr(f, "__self__", None), types.ModuleType):
-            self.side_effect(f"call to {f.__name__}(), which graph_lab treats as having effects outside the graph")
-        if isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) and hasattr(f, "__self__"):
-            owner = f.__self__
-            if id(owner) in self.created_ids or isinstance(owner, _IMMUTABLE):
-                return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
-            if f.__name__ in READ_ONLY_METHODS:
-                return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
-            self.side_effect(f"call of {type(owner).__name__}.{f.__name__} on an object the function did not create")
-        target, bound_self, self_source = self._python_callable(fn)
-        if target is not None:
-            if fn.source is not None:
-                self.use(fn) if not isinstance(f, types.MethodType) else None
-            all_args = ([Var(bound_self, self_source)] if bound_self is not None else []) + list(args)
-            return self.inline(frame, target, all_args, kwargs, fn.source)
-        name = getattr(f, "__qualname__", None) or type(f).__name__
-        raise BreakGraph(f"call to {name}, which graph_lab cannot see into (not NumPy, F, a pure builtin, or "
-                         f"a plain Python function)",
-                         "move the call outside the compiled function, or accept the break: it runs eagerly")
-
-    def _raws(self, values):
-        if isinstance(values, dict):
-            return {k: self.use(v) for k, v in values.items()}
-        return [self.use(v) for v in values]
-
-    def _python_callable(self, fn: Var):
-        f = fn.value
-        if isinstance(f, types.FunctionType) and not is_internal_function(f):
-            return f, None, None
-        if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType) \
-                and not is_internal_function(f.__func__):
-            self_source = fn.source.base if isinstance(fn.source, AttrSource) else self.sourced.get(id(f.__self__))
-            return f.__func__, f.__self__, self_source
-        call = getattr(type(f), "__call__", None)
-        if isinstance(call, types.FunctionType) and not isinstance(f, type) and not is_internal_function(call):
-            return call, f, fn.source
-        return None, None, None
-
-    def inline(self, frame: Frame, func: types.FunctionType, args: list[Var], kwargs: dict[str, Var], source):
-        if frame.depth > 32:
-            raise BreakGraph("call depth over 32 (recursion?)")
-        code = func.__code__
-        try:
-            bound = inspect.signature(func).bind(*args, **kwargs)
-        except TypeError as e:
-            raise BreakGraph(f"TypeError while capturing: {e}") from None
-        bound.apply_defaults()
-        local_vars = {}
-        for name, value in bound.arguments.items():
-            if isinstance(value, Var):
-                local_vars[name] = value
-            elif isinstance(value, tuple):
-                local_vars[name] = self.created(tuple(v.value if isinstance(v, Var) else v for v in value))
-            elif isinstance(value, dict):
-                local_vars[name] = self.created({k: v.value if isinstance(v, Var) else v for k, v in value.items()})
-            else:
-                local_vars[name] = Var(value)
-        cells, closure_sources = {}, {}
-        for i, (name, cell) in enumerate(zip(code.co_freevars, func.__closure__ or ())):
-            cells[name] = cell
-            if source is not None:
-                closure_sources[name] = CellContentsSource(source, i, name)
-            else:
-                src = self.sourced.get(id(cell))
-                if src is not None:
-                    closure_sources[name] = src
-        child = Frame(code, func.__globals__, cells, local_vars, self, closure_sources, parent=frame)
-        outer, self.frame = self.frame, child
-        try:
-            return child.run()
-        finally:
-            self.frame = outer
-
-
-class ConcreteContext:
-    """Everything real: runs the instruction at a graph break exactly as CPython would."""
-
-    symbolic = False
-
-    def wrap(self, value, source) -> Var:
-        return Var(value, source)
-
-    def created(self, value) -> Var:
-        return Var(value)
-
-    def use(self, var: Var):
-        return var.value
-
-    identity = real = use
-
-    def truth(self, var: Var) -> bool:
-        return bool(var.value)
-
-    @staticmethod
-    def is_tensor(value) -> bool:
-        return False
-
-    def side_effect(self, what: str) -> None:
-        pass
-
-    def mutate(self, container: Var, what: str) -> None:
-        pass
-
-    def check_inplace(self, left: Var, op: str) -> None:
-        pass
-
-    def apply(self, fn, args):
-        return Var(fn(*[a.value for a in args]))
-
-    def subscript(self, container, key):
-        return Var(container.value[key.value])
-
-    def store_subscript(self, container, key, value):
-        container.value[key.value] = value.value
-
-    def iterate(self, var, as_vars=False):
-        value = var.value
-        if isinstance(value, IterState):
-            items = value.items[value.pos:]
-            value.pos = len(value.items)
-        else:
-            items = [Var(x) for x in value]
-        return items if as_vars else [v.value for v in items]
-
-    def load_global(self, frame, name):
-        if name in frame.f_globals:
-            return Var(frame.f_globals[name])
-        if hasattr(builtins, name):
-            return Var(getattr(builtins, name))
-        raise NameError(f"name '{name}' is not defined")
-
-    def load_cell(self, frame, name):
-        return Var(frame.cells[name].cell_contents)
-
-    def store_cell(self, frame, name, var):
-        frame.cells[name].cell_contents = var.value
-
-    def load_attr(self, obj, name):
-        return Var(getattr(obj.value, name))
-
-    def call(self, frame, fn, args, kwargs):
-        return Var(fn.value(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()}))
-
-
+        return self._from_container(self._run(getattr, (value, name), {}))

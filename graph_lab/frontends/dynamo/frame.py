@@ -42,7 +42,8 @@ class Var:
 
 
 class IterState:
-    """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars."""
+    """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars.
+    It is a real iterator too, for the native code that may meet it at a graph break."""
 
     __slots__ = ("items", "pos")
 
@@ -50,10 +51,31 @@ class IterState:
         self.items = items
         self.pos = pos
 
+    def next_var(self) -> "Var | None":
+        """The next item, or None when the iterator is exhausted."""
+        if self.pos >= len(self.items):
+            return None
+        self.pos += 1
+        return self.items[self.pos - 1]
+
+    def pending(self) -> list:
+        """The items not taken yet (without taking them)."""
+        return self.items[self.pos:]
+
+    def rest(self) -> list:
+        """Take every item left."""
+        items = self.pending()
+        self.pos += len(items)
+        return items
+
     def __iter__(self):
-        while self.pos < len(self.items):
-            self.pos += 1
-            yield self.items[self.pos - 1].value
+        return self
+
+    def __next__(self):
+        var = self.next_var()
+        if var is None:
+            raise StopIteration
+        return var.value
 
 
 class BreakGraph(Exception):
@@ -81,7 +103,9 @@ class Frame:
                  closure_sources: dict | None = None, parent: "Frame | None" = None):
         self.code = code
         self.f_globals = f_globals
-        self.cells = cells  # name -> real cell object (cellvars and freevars)
+        # name -> real cell object, for the free variables. A cell variable (one that inner functions capture)
+        # lives in ``locals`` as its cell after MAKE_CELL, as in CPython, so that it crosses graph breaks.
+        self.cells = cells
         self.closure_sources = closure_sources or {}  # freevar name -> Source of its cell contents
         self.locals = local_vars  # name -> Var
         self.ctx = ctx
@@ -90,7 +114,6 @@ class Frame:
         self.instructions = instructions_of(code)
         self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
         self.ip = 0
-        self.kw_names: tuple = ()
         self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
 
     @property
@@ -118,12 +141,25 @@ class Frame:
         del self.stack[-n:]
         return out
 
+    def cell(self, name: str) -> Var:
+        """The Var holding the cell of a cell or free variable."""
+        if name in self.code.co_cellvars:
+            return self.locals[name]
+        return Var(self.cells[name])
+
     def step(self):
         """Run the instruction at ``ip``; returns a ``Return`` when the frame returns."""
         from .handlers import handler_for
         ins = self.instructions[self.ip]
         self.ip += 1
-        return handler_for(ins.opname)(self, ins)
+        if not self.ctx.symbolic:
+            return handler_for(ins.opname)(self, ins)
+        try:
+            return handler_for(ins.opname)(self, ins)
+        except (BreakGraph, Unsupported):
+            raise
+        except Exception as e:  # eager Python raises it too: the instruction runs for real, at a break
+            raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
 
     def run(self) -> Var:
         """Run to the end (used for inlined calls)."""

@@ -16,7 +16,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Source
 
-KINDS = ("type", "id", "equals", "array", "len", "keys")
+KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
 
 
 @dataclass
@@ -26,7 +26,8 @@ class Guard:
     source: Source
     """Where the guarded value is read from."""
     expected: Any
-    """The type, object, value, (shape, dtype), length or keys seen at capture."""
+    """The type, object, value, (shape, dtype), length or keys seen at capture; for "alias" ("distinct"), the
+    source of the array this one was (was not) the same object as."""
     loc: SourceLoc | None = None
     """The user's line whose capture depended on this fact."""
 
@@ -41,8 +42,19 @@ class Guard:
         elif self.kind == "array":
             shape, dtype = self.expected
             text = f"{what} is an ndarray of shape {shape} and dtype {dtype}"
+        elif self.kind == "dims":
+            pattern, dtype = self.expected
+            shown = ", ".join("*" if p is None else str(p) for p in pattern)
+            text = f"{what} is an ndarray of shape ({shown}) and dtype {dtype} (* any size)"
+        elif self.kind == "sizes":
+            names, facts = self.expected
+            text = (f"sizes {', '.join(names)} = {what} satisfy " + ", ".join(str(g.fact) for g in facts))
         elif self.kind == "len":
             text = f"len({what}) == {self.expected}"
+        elif self.kind == "alias":
+            text = f"{what} is the same array as {self.expected.describe()}"
+        elif self.kind == "distinct":
+            text = f"{what} is not the same array as {self.expected.describe()}"
         else:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
@@ -54,23 +66,68 @@ class Guard:
         if self.kind == "array":
             shape, dtype = self.expected
             if not isinstance(value, np.ndarray):
-                return f"{what} is a {type(value).__name__}, the cached graph was built for an ndarray{where}"
+                return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray{where}"
             if value.shape != shape:
                 for i, (a, b) in enumerate(zip(value.shape, shape)):
                     if a != b:
                         return f"{what}.shape[{i}] is {a}, the cached graph was built for {b}{where}"
                 return f"{what}.shape is {value.shape}, the cached graph was built for {shape}{where}"
             return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}{where}"
+        if self.kind == "dims":
+            return _dims_failure(what, value, self.expected) + where
+        if self.kind == "sizes":
+            names, facts = self.expected
+            sizes = dict(zip(names, value))
+            failed = next(g for g in facts if not g.check(sizes))
+            shown = ", ".join(f"{n} = {sizes[n]}" for n in names)
+            return f"{shown} ({what}) break the cached graph's shape guard {failed.fact}" + \
+                (f" ({failed.why})" if failed.why else "") + (f" (from {failed.loc})" if failed.loc else "")
         if self.kind == "equals":
             return f"{what} is {value!r}, the cached graph was built for {self.expected!r}{where}"
         if self.kind == "type":
-            return f"{what} is a {type(value).__name__}, the cached graph was built for a " \
-                   f"{self.expected.__name__}{where}"
+            return f"{what} is {_a(type(value).__name__)}, the cached graph was built for " \
+                   f"{_a(self.expected.__name__)}{where}"
         if self.kind == "len":
             return f"len({what}) is {len(value)}, the cached graph was built for {self.expected}{where}"
         if self.kind == "keys":
             return f"{what} has keys {list(value)!r}, the cached graph was built for {list(self.expected)!r}{where}"
+        if self.kind == "alias":
+            return f"{what} is not the same array as {self.expected.describe()}, the cached graph was built " \
+                   f"for one array passed as both{where}"
+        if self.kind == "distinct":
+            return f"{what} is the same array as {self.expected.describe()}, the cached graph was built " \
+                   f"for two different arrays{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
+
+
+def dims_match(value, expected) -> bool:
+    """An ndarray of the dtype, the number of dimensions and the static sizes of ``(pattern, dtype)``."""
+    pattern, dtype = expected
+    return type(value) is np.ndarray and value.dtype == dtype and len(value.shape) == len(pattern) and \
+        all(p is None or p == n for p, n in zip(pattern, value.shape))
+
+
+def sizes_hold(value, expected) -> bool:
+    """Every shape guard of ``(names, facts)`` holds for the sizes ``value``."""
+    names, facts = expected
+    sizes = dict(zip(names, value))
+    return all(g.check(sizes) for g in facts)
+
+
+def _dims_failure(what: str, value, expected) -> str:
+    pattern, dtype = expected
+    if not isinstance(value, np.ndarray):
+        return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray"
+    if value.ndim != len(pattern):
+        return f"{what}.ndim is {value.ndim}, the cached graph was built for {len(pattern)}"
+    for i, (p, n) in enumerate(zip(pattern, value.shape)):
+        if p is not None and p != n:
+            return f"{what}.shape[{i}] is {n}, the cached graph was built for {p}"
+    return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}"
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" or noun == "ndarray" else "a ") + noun
 
 
 def _short(obj) -> str:
@@ -78,7 +135,7 @@ def _short(obj) -> str:
     return name if isinstance(name, str) else type(obj).__name__
 
 
-def _check_expr(kind: str, v: str, k: str) -> str:
+def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     if kind == "type":
         return f"type({v}) is {k}"
     if kind == "id":
@@ -87,9 +144,17 @@ def _check_expr(kind: str, v: str, k: str) -> str:
         return f"type({v}) is type({k}) and {v} == {k}"
     if kind == "array":
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
+    if kind == "dims":
+        return f"dims_match({v}, {k})"
+    if kind == "sizes":
+        return f"sizes_hold({v}, {k})"
     if kind == "len":
         return f"len({v}) == {k}"
-    return f"tuple({v}) == {k}"
+    if kind == "alias":
+        return f"{v} is {other}"
+    if kind == "distinct":
+        return f"{v} is not {other}"
+    return f"type({v}) is dict and tuple({v}) == {k}"
 
 
 @dataclass
@@ -98,32 +163,36 @@ class GuardSet:
     _keys: set = field(default_factory=set)
 
     def add(self, guard: Guard) -> None:
-        key = (guard.kind, guard.source)
+        key = (guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None)
         if key not in self._keys:
             self._keys.add(key)
             self.guards.append(guard)
 
     def compile(self):
-        """One function ``check(inputs) -> index of the first failing guard, or -1``."""
+        """One function ``check(inputs) -> index of the first failing guard, or -1``.
+
+        Guards run in the order they were added (an entry's type before its length, a dict's keys before an item);
+        each source is read once, before the first guard that needs it, and a source that cannot be read (a
+        missing key, a computation that raises) fails that guard."""
         sources: list[Source] = []
         index: dict[Source, int] = {}
         lines = ["def check(I):"]
-        for g in self.guards:
-            if g.source not in index:
-                index[g.source] = len(sources)
-                sources.append(g.source)
-        lines.append("    try:")
-        for i, s in enumerate(sources):
-            lines.append(f"        v{i} = S[{i}](I)")
-        lines.append("    except Exception:")
-        lines.append("        return 0")
         for n, g in enumerate(self.guards):
-            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]')}):")
+            for s in ([g.source, g.expected] if g.kind in ("alias", "distinct") else [g.source]):
+                if s not in index:
+                    index[s] = len(sources)
+                    sources.append(s)
+                    lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
+                              f"        return {n}"]
+            other = f"v{index[g.expected]}" if g.kind in ("alias", "distinct") else ""
+            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
         lines.append("    return -1")
         source_text = "\n".join(lines)
-        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray,
-                     "K": [g.expected if g.kind != "keys" else tuple(g.expected) for g in self.guards]}
+        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "dims_match": dims_match,
+                     "sizes_hold": sizes_hold,
+                     "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in ("alias", "distinct") else
+                           g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]
         check.source_text = source_text

@@ -7,7 +7,9 @@ raises ``BreakGraph``; in concrete mode everything is real. Adding 3.12 support 
 
 from __future__ import annotations
 
+import builtins
 import dis
+import inspect
 import operator
 import sys
 import types
@@ -21,8 +23,9 @@ def handles(*opnames: str, versions: tuple[int, int] = (11, 11)):
     """Register a handler for opcodes, for CPython 3.x with x in ``versions`` (inclusive)."""
     def register(fn):
         for name in opnames:
-            if name not in dis.opmap and sys.version_info[:2] != (3, 11):
-                continue
+            if versions[0] <= sys.version_info.minor <= versions[1] and name not in dis.opmap:
+                raise RuntimeError(f"handler {fn.__name__} claims {name}, which is not an opcode of this Python "
+                                   f"({sys.version_info.major}.{sys.version_info.minor}): check dis.opmap")
             HANDLERS[name] = (versions, fn)
         return fn
     return register
@@ -44,6 +47,19 @@ def supported_opnames() -> set[str]:
     return {name for name, (v, _) in HANDLERS.items() if v[0] <= sys.version_info.minor <= v[1]}
 
 
+def cannot_interpret(code) -> str | None:
+    """Why a function cannot run through this interpreter at all (so it must run eagerly from the start), or
+    None. A graph break runs one instruction of the function itself, so every opcode it has needs a handler."""
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return f"{code.co_name} is a generator or coroutine function"
+    supported = supported_opnames()
+    for ins in dis.get_instructions(code):
+        if ins.opname not in supported and ins.opname != "CACHE":
+            return (f"opcode {ins.opname} (line {ins.positions.lineno}) has no handler in graph_lab's bytecode "
+                    f"interpreter for Python {sys.version_info.major}.{sys.version_info.minor}")
+    return None
+
+
 # --- no-ops and stack shuffling
 
 @handles("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS")
@@ -53,10 +69,7 @@ def _nop(frame, ins):
 
 @handles("MAKE_CELL")
 def _make_cell(frame, ins):
-    cell = types.CellType()
-    if ins.argval in frame.locals:
-        cell.cell_contents = frame.locals.pop(ins.argval).value
-    frame.cells[ins.argval] = cell
+    frame.ctx.make_cell(frame, ins.argval)
 
 
 @handles("POP_TOP")
@@ -87,10 +100,10 @@ def _load_const(frame, ins):
     frame.push(Var(ins.argval))
 
 
-@handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE")
+@handles("LOAD_FAST", "LOAD_CLOSURE")
 def _load_fast(frame, ins):
     if ins.opname == "LOAD_CLOSURE":
-        frame.push(Var(frame.cells[ins.argval]))
+        frame.push(frame.cell(ins.argval))
         return
     if ins.argval not in frame.locals:
         raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated with a value")
@@ -181,8 +194,7 @@ def _compare_op(frame, ins):
 @handles("IS_OP")
 def _is_op(frame, ins):
     right, left = frame.pop(), frame.pop()
-    same = frame.ctx.identity(left) is frame.ctx.identity(right)
-    frame.push(Var(same != bool(ins.arg)))
+    frame.push(Var(frame.ctx.same(left, right) != bool(ins.arg)))
 
 
 @handles("CONTAINS_OP")
@@ -214,34 +226,32 @@ def _store_subscr(frame, ins):
 @handles("DELETE_SUBSCR")
 def _delete_subscr(frame, ins):
     key, container = frame.pop(), frame.pop()
-    frame.ctx.mutate(container, "del x[key]")
-    del container.value[frame.ctx.use(key)]
+    frame.ctx.delete_subscript(container, key)
 
 
 # --- building containers
 
 @handles("BUILD_TUPLE")
 def _build_tuple(frame, ins):
-    frame.push(frame.ctx.created(tuple(v.value for v in frame.popn(ins.arg))))
+    frame.push(frame.ctx.build(tuple, frame.popn(ins.arg)))
 
 
 @handles("BUILD_LIST")
 def _build_list(frame, ins):
-    frame.push(frame.ctx.created([v.value for v in frame.popn(ins.arg)]))
+    frame.push(frame.ctx.build(list, frame.popn(ins.arg)))
 
 
 @handles("BUILD_MAP")
 def _build_map(frame, ins):
     items = frame.popn(2 * ins.arg)
-    d = {frame.ctx.use(items[i]): items[i + 1].value for i in range(0, len(items), 2)}
-    frame.push(frame.ctx.created(d))
+    frame.push(frame.ctx.build(dict, {frame.ctx.use(items[i]): items[i + 1] for i in range(0, len(items), 2)}))
 
 
 @handles("BUILD_CONST_KEY_MAP")
 def _build_const_key_map(frame, ins):
     keys = frame.pop().value
     values = frame.popn(ins.arg)
-    frame.push(frame.ctx.created(dict(zip(keys, (v.value for v in values)))))
+    frame.push(frame.ctx.build(dict, dict(zip(keys, values))))
 
 
 @handles("BUILD_SLICE")
@@ -250,52 +260,72 @@ def _build_slice(frame, ins):
     frame.push(Var(slice(*parts)))
 
 
+def join_strings(*parts: str) -> str:
+    return "".join(parts)
+
+
+def format_plain(value, spec: str) -> str:
+    return format(value, spec)
+
+
+def format_str(value, spec: str) -> str:
+    return format(str(value), spec)
+
+
+def format_repr(value, spec: str) -> str:
+    return format(repr(value), spec)
+
+
+def format_ascii(value, spec: str) -> str:
+    return format(ascii(value), spec)
+
+
+FORMATTERS = (format_plain, format_str, format_repr, format_ascii)  # by FORMAT_VALUE's conversion bits
+
+
 @handles("BUILD_STRING")
 def _build_string(frame, ins):
-    frame.push(Var("".join(frame.ctx.use(v) for v in frame.popn(ins.arg))))
+    frame.push(frame.ctx.apply(join_strings, frame.popn(ins.arg)))
 
 
 @handles("FORMAT_VALUE")
 def _format_value(frame, ins):
-    spec = frame.ctx.use(frame.pop()) if ins.arg & 0x04 else ""
-    value = frame.ctx.use(frame.pop())
-    conv = ins.arg & 0x03
-    if conv == 1:
-        value = str(value)
-    elif conv == 2:
-        value = repr(value)
-    elif conv == 3:
-        value = ascii(value)
-    frame.push(Var(format(value, spec)))
+    spec = frame.pop() if ins.arg & 0x04 else Var("")
+    value = frame.pop()
+    frame.push(frame.ctx.apply(FORMATTERS[ins.arg & 0x03], [value, spec]))
 
 
 @handles("LIST_APPEND")
 def _list_append(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.append(value.value)
+    frame.ctx.append(frame.stack[-ins.arg], value)
 
 
 @handles("LIST_EXTEND")
 def _list_extend(frame, ins):
     value = frame.pop()
-    frame.stack[-ins.arg].value.extend(frame.ctx.iterate(value))
+    target = frame.stack[-ins.arg]
+    for v in frame.ctx.iterate(value, as_vars=True):
+        frame.ctx.append(target, v)
 
 
 @handles("LIST_TO_TUPLE")
 def _list_to_tuple(frame, ins):
-    frame.push(frame.ctx.created(tuple(frame.pop().value)))
+    frame.push(frame.ctx.build(tuple, frame.ctx.iterate(frame.pop(), as_vars=True)))
 
 
 @handles("MAP_ADD")
 def _map_add(frame, ins):
     value, key = frame.pop(), frame.pop()
-    frame.stack[-ins.arg].value[frame.ctx.use(key)] = value.value
+    frame.ctx.store_subscript(frame.stack[-ins.arg], key, value)
 
 
 @handles("DICT_UPDATE", "DICT_MERGE")
 def _dict_update(frame, ins):
     other = frame.pop()
-    frame.stack[-ins.arg].value.update(frame.ctx.use(other))
+    target = frame.stack[-ins.arg]
+    for key, v in frame.ctx.keyword_items(other).items():
+        frame.ctx.store_subscript(target, Var(key), v)
 
 
 @handles("UNPACK_SEQUENCE")
@@ -314,47 +344,57 @@ def _get_iter(frame, ins):
     value = frame.pop()
     if isinstance(value.value, IterState):
         frame.push(value)
-        return
-    frame.push(frame.ctx.created(IterState(frame.ctx.iterate(value, as_vars=True))))
+    elif frame.ctx.symbolic:  # an iterator over Vars, whose state a recipe can rebuild after a break
+        frame.push(frame.ctx.get_iter(value))
+    else:  # at a break: a real iterator, which yields lazily as Python's does
+        frame.push(Var(iter(value.value)))
 
 
 @handles("FOR_ITER")
 def _for_iter(frame, ins):
     it = frame.stack[-1].value
-    if not isinstance(it, IterState):
-        raise Unsupported(f"FOR_ITER over a {type(it).__name__} (only iterators made by GET_ITER are tracked)")
-    if it.pos < len(it.items):
-        it.pos += 1
-        frame.push(it.items[it.pos - 1])
+    if isinstance(it, IterState):
+        var = it.next_var()
+        if var is not None:
+            frame.push(var)
+            return
+    elif frame.ctx.symbolic:
+        raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",
+                         "each step of the loop runs as ordinary Python")
     else:
-        frame.pop()
-        frame.jump(ins.argval)
+        try:
+            frame.push(Var(next(it)))
+            return
+        except StopIteration:
+            pass
+    frame.pop()
+    frame.jump(ins.argval)
 
 
-@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT")
+@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
 def _jump(frame, ins):
     frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")
+@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE")
 def _pop_jump_if_true(frame, ins):
     if frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
+@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")
 def _pop_jump_if_false(frame, ins):
     if not frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_IF_NONE")
+@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE")
 def _pop_jump_if_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is None:
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE")
+@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
 def _pop_jump_if_not_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is not None:
         frame.jump(ins.argval)
@@ -403,7 +443,19 @@ def _yield_value(frame, ins):
 
 @handles("KW_NAMES")
 def _kw_names(frame, ins):
-    frame.kw_names = frame.code.co_consts[ins.arg]  # dis does not resolve this constant in 3.11
+    return None  # read by CALL from the bytecode itself (see keyword_names), so it survives a graph break
+
+
+def keyword_names(frame, call_index: int) -> tuple:
+    """The keyword names of the CALL at ``call_index``: 3.11 puts KW_NAMES right before its PRECALL. Read from
+    the bytecode, not from frame state, because a graph break may fall between KW_NAMES and CALL.
+    (3.11's dis leaves KW_NAMES's argval unresolved: the names are the tuple co_consts[arg].)"""
+    i = call_index - 1
+    if i >= 0 and frame.instructions[i].opname == "PRECALL":
+        i -= 1
+    if i >= 0 and frame.instructions[i].opname == "KW_NAMES":
+        return frame.code.co_consts[frame.instructions[i].arg]
+    return ()
 
 
 @handles("CALL")
@@ -415,7 +467,7 @@ def _call(frame, ins):
         fn = first
     else:
         fn, args = second, [first] + args
-    kw_names, frame.kw_names = frame.kw_names, ()
+    kw_names = keyword_names(frame, frame.ip - 1)
     positional = args[:len(args) - len(kw_names)]
     kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
     frame.push(frame.ctx.call(frame, fn, positional, kwargs))
@@ -423,12 +475,12 @@ def _call(frame, ins):
 
 @handles("CALL_FUNCTION_EX")
 def _call_function_ex(frame, ins):
-    kwargs = frame.ctx.use(frame.pop()) if ins.arg & 1 else {}
+    kwargs = frame.ctx.keyword_items(frame.pop()) if ins.arg & 1 else {}
     args = frame.ctx.iterate(frame.pop(), as_vars=True)
     fn = frame.pop()
     if frame.stack and frame.stack[-1].value is NULL:
         frame.pop()
-    frame.push(frame.ctx.call(frame, fn, args, {k: Var(v) for k, v in kwargs.items()}))
+    frame.push(frame.ctx.call(frame, fn, args, kwargs))
 
 
 @handles("MAKE_FUNCTION")
@@ -478,9 +530,8 @@ def _pop_except(frame, ins):
 
 @handles("CHECK_EXC_MATCH")
 def _check_exc_match(frame, ins):
-    kind = frame.pop().value
-    exc = frame.stack[-1].value
-    frame.push(Var(isinstance(exc, kind)))
+    kind = frame.pop()
+    frame.push(frame.ctx.call(frame, Var(isinstance), [frame.stack[-1], kind], {}))  # guards the type caught
 
 
 @handles("RERAISE")
@@ -490,3 +541,105 @@ def _reraise(frame, ins):
     raise exc
 
 
+
+
+# --- less common statements: star unpacking, sets, imports, with, del, class bodies, match
+
+
+@handles("UNPACK_EX")
+def _unpack_ex(frame, ins):
+    before, after = ins.arg & 0xFF, ins.arg >> 8
+    items = frame.ctx.iterate(frame.pop(), as_vars=True)
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
+    for v in reversed(items[len(items) - after:]):
+        frame.push(v)
+    frame.push(frame.ctx.build(list, items[before:len(items) - after]))
+    for v in reversed(items[:before]):
+        frame.push(v)
+
+
+@handles("BUILD_SET")
+def _build_set(frame, ins):
+    frame.push(frame.ctx.created({frame.ctx.contained(v) for v in frame.popn(ins.arg)}))
+
+
+@handles("SET_ADD")
+def _set_add(frame, ins):
+    value = frame.pop()
+    frame.stack[-ins.arg].value.add(frame.ctx.contained(value))
+
+
+@handles("SET_UPDATE")
+def _set_update(frame, ins):
+    other = frame.pop()
+    frame.stack[-ins.arg].value.update(frame.ctx.contained(v) for v in frame.ctx.iterate(other, as_vars=True))
+
+
+@handles("IMPORT_NAME")
+def _import_name(frame, ins):
+    fromlist, level = frame.ctx.use(frame.pop()), frame.ctx.use(frame.pop())
+    frame.push(frame.ctx.import_module(frame, ins.argval, fromlist, level))
+
+
+@handles("IMPORT_FROM")
+def _import_from(frame, ins):
+    frame.push(frame.ctx.load_attr(frame.stack[-1], ins.argval))
+
+
+@handles("BEFORE_WITH")
+def _before_with(frame, ins):
+    frame.ctx.side_effect("entering a with statement (__enter__)")
+    manager = frame.pop().value
+    exit_method = types.MethodType(type(manager).__exit__, manager)
+    entered = type(manager).__enter__(manager)
+    frame.push(Var(exit_method))
+    frame.push(Var(entered))
+
+
+@handles("WITH_EXCEPT_START")
+def _with_except_start(frame, ins):
+    frame.ctx.side_effect("leaving a with statement on an exception (__exit__)")
+    exc = frame.stack[-1].value
+    exit_method = frame.stack[-4].value
+    frame.push(Var(exit_method(type(exc), exc, exc.__traceback__)))
+
+
+@handles("LOAD_BUILD_CLASS")
+def _load_build_class(frame, ins):
+    frame.ctx.side_effect("a class statement")
+    frame.push(Var(builtins.__build_class__))
+
+
+@handles("DELETE_ATTR")
+def _delete_attr(frame, ins):
+    obj = frame.pop()
+    frame.ctx.side_effect(f"del of the attribute {ins.argval!r}")
+    delattr(obj.value, ins.argval)
+
+
+@handles("DELETE_GLOBAL")
+def _delete_global(frame, ins):
+    frame.ctx.side_effect(f"del of the global {ins.argval!r}")
+    del frame.f_globals[ins.argval]
+
+
+@handles("DELETE_DEREF")
+def _delete_deref(frame, ins):
+    frame.ctx.delete_cell(frame, ins.argval)
+
+
+@handles("GET_LEN")
+def _get_len(frame, ins):
+    frame.push(frame.ctx.call(frame, Var(len), [frame.stack[-1]], {}))
+
+
+@handles("MATCH_SEQUENCE", "MATCH_MAPPING")
+def _match_kind(frame, ins):
+    flag = _TPFLAGS_SEQUENCE if ins.opname == "MATCH_SEQUENCE" else _TPFLAGS_MAPPING
+    kind = frame.ctx.call(frame, Var(type), [frame.stack[-1]], {})
+    frame.push(Var(bool(kind.value.__flags__ & flag)))
+
+
+_TPFLAGS_SEQUENCE = 1 << 5  # what CPython's MATCH_SEQUENCE and MATCH_MAPPING test on the subject's type
+_TPFLAGS_MAPPING = 1 << 6

@@ -9,6 +9,7 @@ checked before): it fetches the graph's inputs, runs the graph, and rebuilds the
 from __future__ import annotations
 
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,11 +17,15 @@ import numpy as np
 
 from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
+from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
+from ...ir.symbolic import SymbolicValue
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, IterState, Var
-from .sources import FrameInputs, Source
+from .guards import Guard
+from .iterators import LazyIter
+from .sources import DerivedSource, FrameInputs, Source
 
 
 @dataclass
@@ -55,14 +60,39 @@ class Segment:
 
     def execute(self, inputs: FrameInputs):
         self.hits += 1
-        args = {n.attrs["name"]: s.fetch(inputs) for n, s in zip(self.graph.input_nodes, self.input_sources)}
+        names = self.__dict__.get("_input_names")
+        if names is None:  # the graph does not change after capture: list its inputs once
+            names = self._input_names = [n.attrs["name"] for n in self.graph.input_nodes]
+        args = {name: s.fetch(inputs) for name, s in zip(names, self.input_sources)}
         outs = self.runner(args) if self.graph.outputs else []
-        rebuild = Rebuilder(inputs, outs)
+        symbolic = self.__dict__.get("_symbolic")
+        if symbolic is None:
+            symbolic = self._symbolic = is_symbolic_graph(self.graph)
+        rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0] if symbolic else None)
         if self.end == "return":
-            return rebuild(self.result_recipe), None, None
+            return escape(rebuild(self.result_recipe)), None, None
         local_vars = {name: rebuild(r) for name, r in self.local_recipes.items()}
         stack = [rebuild(r) for r in self.stack_recipes]
         return None, local_vars, stack
+
+
+def escape(value, seen=None):
+    """A returned value as the caller may see it: an iterator the function made (a generator expression,
+    ``zip(...)``) becomes a real generator over its remaining items, never graph_lab's IterState. Lists and
+    dicts are fixed in place, so that a list both returned and stored elsewhere stays one list."""
+    if isinstance(value, IterState):
+        return (x for x in [v.value for v in value.pending()])
+    seen = set() if seen is None else seen
+    if id(value) in seen or type(value) not in (list, tuple, dict):
+        return value
+    seen.add(id(value))
+    if type(value) is tuple:
+        items = [escape(x, seen) for x in value]
+        return value if all(a is b for a, b in zip(items, value)) else tuple(items)
+    keys = range(len(value)) if type(value) is list else list(value)
+    for k in keys:
+        value[k] = escape(value[k], seen)
+    return value
 
 
 def interpret_runner(graph: Graph):
@@ -71,41 +101,81 @@ def interpret_runner(graph: Graph):
 
 
 class RecipeMaker:
-    """Turns the live values at the end of a capture into recipes, adding graph outputs as needed."""
+    """Turns the live values at the end of a capture into recipes, adding graph outputs as needed.
+
+    A mutable object (a list, a dict, a cell, a function made during capture...) gets one slot in a table
+    shared by all recipes of the segment, so that two live references to it are rebuilt as one object."""
 
     def __init__(self, ctx):
         self.ctx = ctx
         self.outputs: list[Value] = []
         self._out_index: dict[Value, int] = {}
-        self._memo: dict[int, tuple] = {}
+        self.shared: list[tuple | None] = []
+        self._slots: dict[int, int] = {}
 
     def var(self, var: Var) -> tuple:
         if var.source is not None and not isinstance(var.value, Tensor):
+            if isinstance(var.source, DerivedSource):  # computed again on each call: that must succeed
+                self.ctx.guards.add(Guard("type", var.source, type(var.value), None))
             return ("source", var.source)
         return self.value(var.value)
 
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
+            return self.tensor(self.ctx.recorder.size_tensor(x.expr))
         source = self.ctx.sourced.get(id(x))
         if source is not None:
             return ("source", source)
         if x is NULL:
             return ("null",)
-        if isinstance(x, list):
-            return ("list", [self.value(v) for v in x])
         if isinstance(x, tuple):
-            return ("tuple", [self.value(v) for v in x])
+            tracked = self.ctx.containers.tracked(x)
+            items = [self.var(v) for v in tracked] if tracked is not None else [self.value(v) for v in x]
+            return ("namedtuple", type(x), items) if hasattr(type(x), "_fields") else ("tuple", items)
+        if isinstance(x, (list, dict, set, IterState, np.ndarray, types.CellType, types.FunctionType,
+                          types.MethodType, types.BuiltinMethodType)) or id(x) in self.ctx.dict_views:
+            if id(x) not in self._slots:
+                self._slots[id(x)] = len(self.shared)
+                self.shared.append(None)
+                self.shared[self._slots[id(x)]] = self._mutable(x)
+            return ("ref", self.shared, self._slots[id(x)])
+        return ("const", x)
+
+    def _mutable(self, x) -> tuple:
+        created = id(x) in self.ctx.created_ids
+        tracked = self.ctx.containers.tracked(x)
+        if isinstance(x, list):
+            return ("list", [self.var(v) for v in tracked] if tracked is not None else [self.value(v) for v in x])
         if isinstance(x, dict):
-            return ("dict", list(x.keys()), [self.value(v) for v in x.values()])
+            values = tracked.values() if tracked is not None else x.values()
+            return ("dict", list(x.keys()), [self.var(v) if tracked is not None else self.value(v) for v in values])
+        if isinstance(x, set):
+            return ("set", [self.value(v) for v in x])
+        if isinstance(x, LazyIter):  # an iterator over items of the inputs, advanced by what capture took
+            return x.recipe()
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
         if isinstance(x, np.ndarray):
             return ("array", x.copy())
+        if isinstance(x, types.CellType) and id(x) in self.ctx.cell_vars:
+            var = self.ctx.cell_vars[id(x)]
+            return ("cell", None if var is None else self.var(var))
+        if isinstance(x, types.FunctionType) and created:
+            return ("function", x.__code__, x.__globals__, x.__name__, self.value(x.__defaults__),
+                    self.value(x.__kwdefaults__), self.value(x.__closure__))
+        if isinstance(x, (types.MethodType, types.BuiltinMethodType)) and not isinstance(x.__self__, types.ModuleType):
+            return ("method", self.value(x.__self__), x.__name__)
+        if id(x) in self.ctx.dict_views:
+            owner, name = self.ctx.dict_views[id(x)]
+            return ("call_method", self.var(owner), name)
         return ("const", x)
 
     def tensor(self, t: Tensor) -> tuple:
-        t._check_fresh()
+        if t._view is None or t._maybe_alias is not None:
+            # A view is rebuilt from its base's final value, which is NumPy's aliasing; other stale values fail.
+            t._check_fresh()
         node = t._value.node
         if node.op == Op.INPUT:
             return ("source", self.ctx.input_sources[node.attrs["name"]])
@@ -121,9 +191,11 @@ class RecipeMaker:
 class Rebuilder:
     """Follows recipes on a new call: real arrays and objects, with NumPy's own aliasing for views."""
 
-    def __init__(self, inputs: FrameInputs, outs: list):
+    def __init__(self, inputs: FrameInputs, outs: list, sizes: dict | None = None):
         self.inputs = inputs
         self.outs = outs
+        self.sizes = sizes  # the size symbols' values, for views whose attributes hold them
+        self.built: dict[int, object] = {}  # slot -> object, for shared ("ref") recipes
 
     def __call__(self, recipe: tuple):
         kind = recipe[0]
@@ -133,6 +205,11 @@ class Rebuilder:
             return recipe[1].fetch(self.inputs)
         if kind == "const":
             return recipe[1]
+        if kind == "ref":
+            _, table, slot = recipe
+            if slot not in self.built:
+                self.built[slot] = self(table[slot])
+            return self.built[slot]
         if kind == "array":
             return recipe[1].copy()
         if kind == "null":
@@ -141,13 +218,36 @@ class Rebuilder:
             return [self(r) for r in recipe[1]]
         if kind == "tuple":
             return tuple(self(r) for r in recipe[1])
+        if kind == "namedtuple":
+            return recipe[1](*(self(r) for r in recipe[2]))
         if kind == "dict":
             return dict(zip(recipe[1], (self(r) for r in recipe[2])))
+        if kind == "set":
+            return {self(r) for r in recipe[1]}
         if kind == "iter":
             return IterState([Var(self(r)) for r in recipe[1]], recipe[2])
+        if kind == "advance":
+            state = recipe[1].fetch(self.inputs)
+            return IterState(state.items, state.pos + recipe[2])
+        if kind == "sequence_iter":
+            return IterState([Var(x) for x in recipe[1].fetch(self.inputs)], recipe[2])
+        if kind == "enumerate_iter":
+            _, source, pos, start = recipe
+            return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "view":
             _, base_recipe, op, attrs = recipe
-            return apply_view(self(base_recipe), op, attrs)
+            return apply_view(self(base_recipe), op, bind_attrs(attrs, self.sizes) if self.sizes else attrs)
+        if kind == "cell":
+            return types.CellType() if recipe[1] is None else types.CellType(self(recipe[1]))
+        if kind == "function":
+            _, code, f_globals, name, defaults, kwdefaults, closure = recipe
+            fn = types.FunctionType(code, f_globals, name, self(defaults), self(closure))
+            fn.__kwdefaults__ = self(kwdefaults)
+            return fn
+        if kind == "method":
+            return getattr(self(recipe[1]), recipe[2])
+        if kind == "call_method":
+            return getattr(self(recipe[1]), recipe[2])()
         raise ValueError(f"unknown recipe {kind}")
 
 

@@ -46,12 +46,14 @@ class LocalSource(Source):
 @dataclass(frozen=True)
 class StackSource(Source):
     index: int
+    label: str = field(default="", compare=False)
+    """How a person would name the value, e.g. "the result of `float(x.sum())` (f.py:12)"; not part of equality."""
 
     def fetch(self, inputs):
         return inputs.stack[self.index]
 
     def describe(self):
-        return f"<stack {self.index}>"
+        return self.label or f"<stack {self.index}>"
 
 
 @dataclass(frozen=True)
@@ -121,3 +123,87 @@ class CellContentsSource(Source):
 
     def describe(self):
         return f"{self.func.describe()}.<closure {self.name}>"
+
+
+@dataclass(frozen=True)
+class CellSource(Source):
+    """The contents of a closure cell held directly (a closure reached without a path, e.g. through a list the
+    function built). The cell object stays the same for as long as its function does."""
+
+    cell: Any = field(compare=False, hash=False)
+    name: str = ""
+    cell_id: int = 0
+    """id() of the cell; part of equality."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "cell_id", id(self.cell))
+
+    def fetch(self, inputs):
+        return self.cell.cell_contents
+
+    def describe(self):
+        return f"<closure {self.name}>"
+
+
+@dataclass(frozen=True)
+class ObjectSource(Source):
+    """An object graph_lab holds on to (a function reached without a path): its current state is read through
+    it, e.g. a mutable default argument."""
+
+    obj: Any = field(compare=False, hash=False)
+    label: str = ""
+    obj_id: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "obj_id", id(self.obj))
+
+    def fetch(self, inputs):
+        return self.obj
+
+    def describe(self):
+        return self.label
+
+
+@dataclass(frozen=True)
+class Const:
+    """A constant argument of a ``DerivedSource``."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class DerivedSource(Source):
+    """A Python scalar computed at capture from other sources by a pure function: ``counter + 1``,
+    ``float(s) * 2``, ``f"{loss:.3f}"``. Read again by computing it again, so that the capture depends on the
+    result (guarded where it matters) and not on the values it was computed from."""
+
+    fn: Any
+    args: tuple
+    """Each a ``Source`` or a ``Const``."""
+    text: str
+    """How it reads, with ``{0}, {1}, ...`` for the arguments: ``"{0} + {1}"``."""
+
+    def fetch(self, inputs):
+        return self.fn(*[a.fetch(inputs) if isinstance(a, Source) else a.value for a in self.args])
+
+    def describe(self):
+        parts = []
+        for a in self.args:
+            text = a.describe() if isinstance(a, Source) else repr(a.value)
+            operator_form = isinstance(a, DerivedSource) and a.text.startswith("{") and " " in a.text
+            parts.append(f"({text})" if operator_form else text)
+        return self.text.format(*parts)
+
+
+@dataclass(frozen=True)
+class SizesSource(Source):
+    """The sizes a symbolic segment binds: one ``(array source, axis)`` per size symbol, fetched as a tuple."""
+
+    dims: tuple
+    """``((source, axis), ...)`` in the order of the symbols ``s0, s1, ...``."""
+
+    def fetch(self, inputs):
+        return tuple(source.fetch(inputs).shape[axis] for source, axis in self.dims)
+
+    def describe(self):
+        return ", ".join(f"{source.describe()}.shape[{axis}]" for source, axis in self.dims)

@@ -29,11 +29,12 @@ import numpy as np
 
 from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
+from ...ir.shape_env import Dim, using
 from ...ir.source import SourceLoc, user_location
 from .. import pytree
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
-from ..trace import bind_arguments, output_value, parse_spec
+from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
 from .calls import Frame
 from .expressions import DataDependent
 from .source import FunctionSource
@@ -56,7 +57,7 @@ class ScriptRecorder(Recorder):
     def add_node(self, node) -> None:
         self.graph.nodes.append(node)
 
-    def here(self) -> SourceLoc | None:
+    def location(self) -> SourceLoc | None:
         return self.loc
 
     def concretize(self, t: Tensor, kind: str):
@@ -89,8 +90,8 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
         if not isinstance(shapes, Mapping) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-        order, params_name = bind_arguments(fn, list(types), params is not None)
+        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        order, params_name = bind_arguments(fn, list(specs), params is not None)
     except TraceError as e:
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
     owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
@@ -99,9 +100,12 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     graph = Graph(fn.__name__)
     rec = ScriptRecorder(graph)
     rec.loc = source.loc(source.tree)
+    if any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims):
+        rec.shape_env = new_shape_env(rec, None, "guard")
     args = {}
     for name in order:
-        args[name] = Tensor(rec, graph.add_input(name, types[name], rec.loc), Storage(f"input {name!r}"))
+        t = input_type(rec, name, *specs[name], rec.loc)
+        args[name] = Tensor(rec, graph.add_input(name, t, rec.loc), Storage(f"input {name!r}"))
     if params is not None:
         def make_param(path: str, leaf):
             if isinstance(leaf, np.ndarray):
@@ -115,15 +119,15 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
              if _has_contents(cell)}
     frame = Frame(source, Env(bound.arguments), fn.__globals__, cells)
-    result = converter.run_frame(frame, source.tree.body)
-
-    leaves, graph.out_tree = pytree.flatten(result)
-    try:
-        graph.outputs = [output_value(rec, path, leaf) for path, leaf in leaves]
-    except TraceError as e:
-        raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename,
-                          lineno=source.first_line, construct="the return value", hint="return arrays, numbers, "
-                                                                                       "and nests of them") from None
+    with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
+        result = converter.run_frame(frame, source.tree.body)
+        leaves, graph.out_tree = pytree.flatten(result)
+        try:
+            graph.outputs = [output_value(rec, path, leaf) for path, leaf in leaves]
+        except TraceError as e:
+            raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
+                              construct="the return value", hint="return arrays, numbers, and nests of them") \
+                from None
     graph.remove_dead_code()
     graph.verify()
     return graph

@@ -1,0 +1,105 @@
+"""compile()'s tooling: the opcode handler table, explain(), and the logging switch."""
+
+from __future__ import annotations
+
+import dis
+import inspect
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import graph_lab
+from graph_lab.frontends.dynamo.handlers import HANDLERS, supported_opnames
+
+
+def test_every_handler_is_an_opcode_of_this_python():
+    # Registration refuses names that are not in dis.opmap for the versions a handler claims; check it held.
+    assert supported_opnames() <= set(dis.opmap)
+    assert len(supported_opnames()) > 80
+    for name, (versions, fn) in HANDLERS.items():
+        assert versions[0] <= versions[1] and callable(fn), name
+
+
+def _star_import_free(x):
+    return np.tanh(x) * 2.0
+
+
+def test_unhandled_opcodes_are_named_not_crashes():
+    missing = sorted(set(dis.opmap) - supported_opnames() - {"CACHE"})
+    # whatever is missing must be reported by name when met (never an AttributeError deep inside)
+    from graph_lab.frontends.dynamo.handlers import handler_for
+    from graph_lab.frontends.dynamo.frame import Unsupported
+    for name in missing:
+        fake = dis.Instruction(name, dis.opmap[name], 0, 0, "", 0, None, False, None)
+        try:
+            handler_for(name)(None, fake)
+        except Unsupported as e:
+            assert name in str(e)
+        else:
+            raise AssertionError(f"{name} has no handler yet did not say so")
+
+
+def _branchy(x):
+    s = x.sum()
+    if s > 0:  # @branch
+        return x * 2.0
+    return x * -1.0
+
+
+def _line_of(marker: str) -> int:
+    lines, start = inspect.getsourcelines(sys.modules[__name__])
+    return next(i for i, line in enumerate(lines, max(start, 1)) if marker in line)  # a module starts at 0
+
+
+def test_explain_reports_graphs_breaks_guards_and_stitching_code():
+    report = graph_lab.explain(_branchy)(np.ones((2, 3)))
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert report.ops_per_graph == [2, 1]
+    (brk,) = report.breaks
+    assert "data-dependent" in brk.reason and brk.instruction.startswith("POP_JUMP")
+    assert brk.line == f"test_compile_tools.py:{_line_of('# @branch')}"
+    assert brk.hint and "if s > 0" in brk.code
+    assert any("x is an ndarray of shape (2, 3)" in g for g in report.guards)
+    text = str(report)
+    assert "stitching code" in text and "graph_0(" in text and "graph_1(" in text and "run_as_python" in text
+    # explain() compiles afresh: it does not disturb (or reuse) another compiled copy
+    cf = graph_lab.compile(_branchy)
+    cf(np.ones((2, 3)))
+    assert graph_lab.explain(cf)(-np.ones((2, 3))).graph_count == 2 and cf.captures == 2
+
+
+def test_set_logs_prints_each_event(capsys):
+    graph_lab.set_logs("graph_breaks", "recompiles", "guards", "graphs")
+    try:
+        cf = graph_lab.compile(_branchy)
+        cf(np.ones((2, 3)))
+        cf(np.ones((4, 3)))
+    finally:
+        graph_lab.set_logs()
+    err = capsys.readouterr().err
+    for topic in ("graph_breaks", "recompiles", "guards", "graphs"):
+        assert f"[graph_lab:{topic}]" in err, topic
+    assert "x.shape[0] is 4, the cached graph was built for 2" in err
+
+
+def test_graph_lab_logs_environment_variable_is_read_at_import():
+    code = ("import numpy as np, graph_lab\n"
+            "def f(x):\n    print('side effect')\n    return x + 1\n"
+            "graph_lab.compile(f)(np.ones(2))\n")
+    env = dict(os.environ, GRAPH_LAB_LOGS="graph_breaks",
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "[graph_lab:graph_breaks]" in out.stderr and "print" in out.stderr
+    assert "[graph_lab:guards]" not in out.stderr
+
+
+def test_unknown_log_topic_is_refused():
+    try:
+        graph_lab.set_logs("everything")
+    except ValueError as e:
+        assert "graph_breaks" in str(e)
+    else:
+        raise AssertionError("set_logs accepted an unknown topic")
