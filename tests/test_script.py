@@ -223,3 +223,39 @@ def test_compile_runs_F_cond_right():
     # compile() runs a call that takes Python functions as ordinary Python, between two graphs (it cannot see
     # what the functions do); trace and script record F.cond as one node
     assert "given a Python function to call" in str(graph_lab.explain(model)(np.ones(3)))
+
+
+def test_symbolic_sizes_flow_into_regions():
+    from script_corpus import branch_inside_loop, halve_until_small, sign_branch
+
+    for fn in (sign_branch, halve_until_small, branch_inside_loop):
+        g = script(fn, {"x": ("N",)})
+        assert str(parse(str(g))) == str(g) and "f64[N]" in str(g)
+        compiled = g.to_python()
+        for n in (3, 5, 8):
+            x = np.linspace(-2.0, 5.0, n)
+            want = fn(x)
+            want = want if isinstance(want, tuple) else (want,)
+            for got in (run(g, {"x": x}), compiled(x=x), Interpreter(g).run({"x": x})):
+                for a, b in zip(got, want):
+                    assert_same(np.asarray(a), np.asarray(b), f"{fn.__name__} N={n}")
+
+
+def test_a_method_is_scripted_with_its_object():
+    class Model:
+        """The course note's ModelWithControlFlow, with its two layers as weights on the object."""
+
+        def __init__(self):
+            rng = np.random.default_rng(3)
+            self.w1, self.w2 = rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+
+        def forward(self, x):
+            if x.sum() > 0:
+                return x @ self.w1
+            else:
+                return x @ self.w2
+
+    model = Model()
+    g = script(model.forward, {"x": (3, 4)})
+    for x in (np.ones((3, 4)), -np.ones((3, 4))):
+        assert_same(run(g, {"x": x})[0], model.forward(x), "method")
