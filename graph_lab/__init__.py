@@ -4,6 +4,8 @@ transform it, and run it.
 The public API, re-exported here and nothing else.
 """
 
+from .backends.compiled import CompiledGraph, compile_graph
+from .backends.options import FusedFallbackWarning, FusedOptions
 from .backends.interpret import run
 from .backends.interpreter import Interpreter, Transformer
 from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
@@ -25,13 +27,15 @@ from .ir.types import TensorType
 from .ops import Op
 from .viewer import view
 from .passes.rewrite import replace_pattern
+from .passes.manager import PIPELINES, run_pipeline
 from .passes.simplify import simplify
 
 __all__ = [
     "F", "trace", "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
-    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "compile_graph", "CompiledGraph",
+    "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
     "GraphLabError", "TraceError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
