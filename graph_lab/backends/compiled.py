@@ -25,6 +25,7 @@ from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
 from ..passes.manager import PassReport, run_pipeline
 from . import codegen, pycode
+from .options import MIN_BUFFER_BYTES
 from .interpret import bind_inputs, prepare
 
 BACKENDS = ("interpret", "codegen", "fused", "auto")
@@ -143,7 +144,7 @@ class InterpretedGraph(CompiledGraph):
 class CodegenGraph(CompiledGraph):
     """Straight-line NumPy source with ``out=`` buffer reuse (see ``codegen``)."""
 
-    def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = codegen.MIN_BUFFER_BYTES,
+    def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = MIN_BUFFER_BYTES,
                  generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen"):
         super().__init__(graph, backend, pipeline, reports)
         self.generated = generated or codegen.generate(graph, min_bytes)
@@ -177,18 +178,18 @@ class CodegenGraph(CompiledGraph):
 
 
 def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
-                  verify: bool = True, log: bool = False, fused_options=None) -> CompiledGraph:
+                  verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
     """Run the pass pipeline ``passes`` on a copy of ``graph`` and make the result callable with ``backend``.
 
-    ``verify`` checks the IR after every pass; ``log`` prints each pass's report. ``fused_options`` (a
-    ``fused.FusedOptions``) sets the kernel cache folder, the compiler, threads and the cost model's inputs."""
+    ``verify`` checks the IR after every pass; ``log`` prints each pass's report. ``options`` (a
+    ``FusedOptions``) sets the buffer-reuse threshold, the kernel cache folder, the compiler, threads and the cost model's inputs."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     if backend == "codegen":
-        return CodegenGraph(optimized, passes, reports)
+        return CodegenGraph(optimized, passes, reports, options.min_buffer_bytes if options else MIN_BUFFER_BYTES)
     from .fused import compile_fused
-    return compile_fused(optimized, passes, reports, fused_options, auto=backend == "auto")
+    return compile_fused(optimized, passes, reports, options, auto=backend == "auto")
 

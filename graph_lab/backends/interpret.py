@@ -113,7 +113,7 @@ def prepare(graph):
             loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
         else:
             steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), node.attrs,
-                          tuple(slot[v] for v in node.outputs), node))
+                          tuple(slot[v] for v in node.outputs), opdef(node.op).multi_output, node))
     outputs = [slot[v] for v in graph.outputs]
     size = len(slot)
 
@@ -121,13 +121,13 @@ def prepare(graph):
         env = [None] * size
         for i, name, value in loads:
             env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
-        for impl, ins, attrs, outs, node in steps:
+        for impl, ins, attrs, outs, multi_output, node in steps:
             try:
                 result = impl(*[env[j] for j in ins], **attrs)
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            if len(outs) == 1:
+            if not multi_output:  # (a multi-output op returns a tuple even for one output: np.split(x, 1))
                 env[outs[0]] = result
             else:
                 for j, r in zip(outs, result):

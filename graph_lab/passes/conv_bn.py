@@ -15,8 +15,8 @@ A fold is refused, with the reason reported, when
 - the statistics, scale or shift depend on the graph's inputs (batch statistics, as in training mode: they are
   computed *from* the convolution's output, so the new weights could not be computed before it);
 - the convolution's weights depend on the inputs (nothing could be folded ahead of time);
-- the folded convolution would have another type (statistics in float64 under a float32 convolution promote the
-  batch norm's result to float64; the folded convolution must compute that same dtype).
+- the batch norm computes in another dtype than the convolution (float64 statistics under a float32 convolution):
+  the folded convolution would then sum in float64, which is not the float32 convolution's result.
 Groups need no special case: each output channel belongs to one group and has its own row of ``w``.
 """
 
@@ -41,12 +41,15 @@ def refusal(graph: Graph, bn: Node, memo: dict) -> str | None:
     """Why ``bn`` cannot be folded into the convolution it reads; None when it can."""
     conv_out = bn.inputs[0]
     conv = conv_out.node
-    if len(set(map(id, conv_out.users))) > 1 or conv_out in graph.outputs:
-        return "the convolution's output is also read elsewhere"
     if not all(_static(v, memo) for v in bn.inputs[1:]):
         return "the statistics or the affine parameters depend on the graph's inputs (batch statistics)"
     if not all(_static(v, memo) for v in conv.inputs[1:]):
         return "the convolution's weights depend on the graph's inputs"
+    if len(set(map(id, conv_out.users))) > 1 or conv_out in graph.outputs:
+        return "the convolution's output is also read elsewhere"
+    if conv_out.type.dtype != bn.output.type.dtype:
+        return (f"the convolution computes {conv_out.type.dtype} but the batch norm {bn.output.type.dtype}: the "
+                f"folded convolution would sum in {bn.output.type.dtype}, another result")
     return None
 
 
