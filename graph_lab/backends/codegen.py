@@ -107,37 +107,31 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
     for v in graph.outputs:
         last_use[v] = never
 
-    c_order: dict[Value, bool] = {}
+    c_order = c_ordered_values(graph, steps)
     roots: dict[Value, frozenset] = {}  # the buffers (fresh values) a value may share memory with
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
-            for v in node.outputs:
-                value = node.attrs.get("value")
-                c_order[v] = node.op != Op.CONST or not isinstance(value, np.ndarray) or value.flags.c_contiguous
-                roots[v] = frozenset()
+            roots[node.output] = frozenset()
     for s in steps:
-        operands_c = all(c_order[v] for v in s.inputs)
         for v in s.outputs:
-            if s.fresh:
-                c_order[v] = operands_c
-                roots[v] = frozenset([v])
-            else:
-                c_order[v] = operands_c and s.node.op in C_VIEW_OPS
-                roots[v] = frozenset().union(*(roots[u] for u in s.inputs))
+            roots[v] = frozenset([v]) if s.fresh else frozenset().union(*(roots[u] for u in s.inputs))
 
     live_until: dict[Value, int] = {}
     for v, rs in roots.items():
         for r in rs:
             live_until[r] = max(live_until.get(r, -1), last_use.get(v, position.get(id(v.node), -1)))
 
-    def reusable(r: Value) -> bool:
-        return c_order[r] and r.type.ndim > 0 and _nbytes(r) >= min_bytes and live_until.get(r, never) < never
+    def big_enough(v: Value) -> bool:
+        return c_order[v] and v.type.ndim > 0 and _nbytes(v) >= min_bytes
+
+    def reusable(r: Value) -> bool:  # a buffer whose memory may be taken over once it is dead
+        return big_enough(r) and live_until.get(r, never) < never
 
     plan = BufferPlan()
     free: dict[tuple, list[Value]] = {}
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
-        if s.takes_out and out is not None and reusable(out) and _operands_fit(s, out, c_order):
+        if s.takes_out and out is not None and big_enough(out) and _operands_fit(s, out, c_order):
             key = (out.type.shape, out.type.dtype)
             buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
             if buffer is None and free.get(key):
@@ -149,6 +143,22 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
             if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
                 free.setdefault((r.type.shape, r.type.dtype), []).append(r)
     return plan
+
+
+def c_ordered_values(graph: Graph, steps: list[Step]) -> dict[Value, bool]:
+    """Which values are C-contiguous whenever the inputs and parameters are (a test checks this claim on every
+    sample): fresh results of C-ordered operands, and reshapes, expand_dims and squeezes of C-ordered values."""
+    c_order: dict[Value, bool] = {}
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            value = node.attrs.get("value")
+            c_order[node.output] = (node.op != Op.CONST or not isinstance(value, np.ndarray)
+                                    or value.flags.c_contiguous)
+    for s in steps:
+        operands_c = all(c_order[v] for v in s.inputs)
+        for v in s.outputs:
+            c_order[v] = operands_c and (s.fresh or s.node.op in C_VIEW_OPS)
+    return c_order
 
 
 def _operands_fit(s: Step, out: Value, c_order: dict[Value, bool]) -> bool:
