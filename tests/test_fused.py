@@ -54,16 +54,16 @@ def test_a_large_elementwise_chain_is_one_kernel_on_two_threads():
     assert decision == expected and decision.fuse and decision.threads == 2
     assert [str(n.op) for n in group.nodes] == ["gelu", "sigmoid", "mul", "mul", "add"]
     c = group.cost(compiled.graph)
-    assert (c.numpy_calls, c.libm_calls, c.arrays) == (9 + 4 + 3, 2, 2)
+    assert (c.numpy_calls, c.libm, c.arithmetic, c.arrays) == (9 + 4 + 3, ("tanh", "exp"), 8 + 3 + 3, 2)
     assert decision.numpy_seconds / decision.kernel_seconds > 5
 
 
 def test_the_model_needs_a_clear_win_and_prefers_one_thread_when_two_do_not_pay():
-    one_add = cost.GroupCost(elements=4096, numpy_calls=1, numpy_bytes=3 * 4 * 4096, libm_calls=0, arrays=3,
-                             kernel_bytes=3 * 4 * 4096)  # x + y on float32: nothing to fuse with
+    one_add = cost.GroupCost(elements=4096, numpy_calls=1, numpy_bytes=3 * 4 * 4096, libm=(), arithmetic=1,
+                             arrays=3, kernel_bytes=3 * 4 * 4096)  # x + y on float32: nothing to fuse with
     d = cost.decide(one_add, CALIBRATION)
     assert not d.fuse and "not worth a kernel" in d.reason
-    chain = dataclasses.replace(one_add, numpy_calls=12, numpy_bytes=36 * 4 * 4096, arrays=2,
+    chain = dataclasses.replace(one_add, numpy_calls=12, numpy_bytes=36 * 4 * 4096, arithmetic=12, arrays=2,
                                 kernel_bytes=2 * 4 * 4096)
     d = cost.decide(chain, CALIBRATION)
     assert d.fuse and d.threads == 1  # the work is a few microseconds: a second thread costs more than it saves

@@ -150,7 +150,8 @@ class CodegenGraph(CompiledGraph):
         self.generated = generated or codegen.generate(graph, min_bytes)
         self._line_nodes = self.generated.reusing.line_nodes
         plain = codegen.compile_source(self.generated.plain, extra)
-        reusing = codegen.compile_source(self.generated.reusing, extra)
+        reusing = (plain if self.generated.reusing is self.generated.plain
+                   else codegen.compile_source(self.generated.reusing, extra))
         consts_plain, consts_reusing = self.generated.plain.consts, self.generated.reusing.consts
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))

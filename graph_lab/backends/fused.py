@@ -43,7 +43,7 @@ class _Engine:
     """A compiler, its kernel cache and its calibration, shared by every graph compiled with the same options."""
 
     def __init__(self, options: FusedOptions):
-        self.toolchain = find_toolchain(options.compiler)
+        self.toolchain = find_toolchain(options.compiler)  # (the calibration's kernels need it too)
         self.cache = KernelCache(self.toolchain, options.cache_dir) if self.toolchain else None
         self._calibration = options.calibration
 
@@ -142,12 +142,13 @@ class FusedGraph(CodegenGraph):
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
         kernels = [g for g in part.kernels() if g.index in calls]
         self.kernels = kernels
-        steps = fused_steps(graph, kernels)
-        plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes)
-        statement = _statement(graph, kernels, plan)
-        plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()))
-        reusing = pycode.generate(graph, statement) if plan.out else plain
-        generated = codegen.Generated(plain, reusing, plan)
+        if kernels:
+            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()))
+            reusing = pycode.generate(graph, _statement(graph, kernels, plan)) if plan.out else plain
+            generated = codegen.Generated(plain, reusing, plan)
+        else:
+            generated = codegen.generate(graph, options.min_buffer_bytes)  # exactly codegen's code
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused")
 
@@ -270,26 +271,37 @@ def precompile(graphs: list[Graph], options: FusedOptions) -> int:
 # --- calibration: two tiny graphs through the same path as any other
 
 
+POLY_OPS = 16
+
+
 def measure_calibration(engine: _Engine) -> cost.Calibration:
+    """Compile the calibration kernels (one pass over memory, a chain of multiply-adds, each libm function) through
+    the same path as any graph's, and measure them against NumPy."""
     b = GraphBuilder("calibration")
     x = b.input("x", (1,), "float32")
-    g = b.output(b.add(x, 1.0), b.tanh(x))
+    poly = x
+    for _ in range(POLY_OPS // 2):
+        poly = b.add(b.mul(poly, 0.999), 0.5)
+    libm = [b.pow(x, x) if f == "pow" else getattr(b, f)(x) for f in cost.LIBM_FUNCTIONS]
+    g = b.output(b.add(x, 1.0), poly, *libm)
     part = partition(g)
-    add_group, tanh_group = part.groups
-    kernels = [kernel_for(engine, g, grp) for grp in (add_group, tanh_group)]
-    functions = engine.cache.functions(kernels)
+    by_output = {id(grp.outputs(g)[0]): grp for grp in part.groups}
+    names = ["add_one", "poly", *cost.LIBM_FUNCTIONS]
+    kernels = {name: kernel_for(engine, g, by_output[id(v)]) for name, v in zip(names, g.outputs)}
+    functions = engine.cache.functions(list(kernels.values()))
 
     def run(kernel, array, threads):
         fn = functions[kernel.name]
         out = np.empty_like(array)
+        args = (array.ctypes.data,) * (2 if kernel.n_inputs == 2 else 1) + (out.ctypes.data,)
         n = array.size
         if threads == 1:
-            fn(0, n, array.ctypes.data, out.ctypes.data)
+            fn(0, n, *args)
         else:
             middle = n // 2 // 64 * 64
-            other = _second_thread().submit(fn, middle, n, array.ctypes.data, out.ctypes.data)
-            fn(0, middle, array.ctypes.data, out.ctypes.data)
+            other = _second_thread().submit(fn, middle, n, *args)
+            fn(0, middle, *args)
             other.result()
         return out
 
-    return cost.measure({"run": run, "add_one": kernels[0], "tanh": kernels[1]}, available_cpus())
+    return cost.measure({"run": run, "poly_ops": POLY_OPS, **kernels}, available_cpus())

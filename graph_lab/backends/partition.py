@@ -24,6 +24,9 @@ MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
 NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
 """NumPy calls an op makes when not fused (its implementation's ufunc calls); 1 for the others."""
+LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
+                 Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
+"""The libm function an op calls once per element (the cost model measures each one)."""
 FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
 
 
@@ -72,16 +75,20 @@ class Group:
     def cost(self, graph: Graph) -> GroupCost:
         def nbytes(v: Value) -> int:
             return v.type.size * v.type.dtype.itemsize
-        calls = numpy_bytes = libm = 0
+        calls = numpy_bytes = arithmetic = 0
+        libm: list[str] = []
         for node in self.nodes:
             k = NUMPY_CALLS.get(node.op, 1)
             calls += k
             moved = sum(nbytes(v) for v in node.inputs if v.type.weak is None) + nbytes(node.output)
             numpy_bytes += moved if k == 1 else k * 2 * nbytes(node.output)
-            libm += node.op in cgen.TRANSCENDENTAL
+            function = LIBM_FUNCTION.get(node.op)
+            libm += [function] if function else []
+            arithmetic += k - (function is not None)
         outputs = self.outputs(graph)
         kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
-        return GroupCost(self.elements, calls, numpy_bytes, libm, len(self.inputs) + len(outputs), kernel_bytes)
+        return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
+                         len(self.inputs) + len(outputs), kernel_bytes)
 
 
 def _pattern(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> str | None:
