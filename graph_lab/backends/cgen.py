@@ -49,23 +49,26 @@ def c_function(name: str, ctype: str) -> str:
 
 
 def c_number(value: float | int | bool, ctype: str) -> str:
-    """An exact C literal of a finite ``value`` converted to ``ctype`` (the conversion NumPy does for a weak
-    scalar: to the nearest value of the array's dtype)."""
+    """An exact C literal of ``value`` converted to ``ctype`` (the conversion NumPy does for a weak scalar: to the
+    nearest value of the array's dtype). Infinities are GCC's builtins; NaN has no literal (see ``literal_ok``)."""
     if ctype == "unsigned char":
         return "1" if value else "0"
     x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"no literal for {value!r}: kernels read non-finite constants from memory")
+    if math.isinf(x):
+        infinity = "__builtin_inff()" if ctype == "float" else "__builtin_inf()"
+        return f"({'-' if x < 0 else ''}{infinity})"
+    if math.isnan(x):
+        raise ValueError("no literal for NaN: a kernel reads a NaN constant from memory")
     return f"(({ctype}){x.hex()})"
 
 
 def literal_ok(value) -> bool:
-    """A weak Python scalar a kernel may write into its source: finite, and an int exact as a double."""
+    """A weak Python scalar a kernel may write into its source: not NaN, and an int exact as a double."""
     if type(value) is bool:
         return True
     if type(value) is int:
         return abs(value) < 2 ** 53
-    return type(value) is float and math.isfinite(value)
+    return type(value) is float and not math.isnan(value)
 
 
 # --- the op table of kernels: op -> function(operands, ctype of the result, operand ctypes) -> C expression

@@ -126,7 +126,7 @@ def why_not(node: Node) -> str | None:
     for v in node.inputs:
         if v.type.weak is not None:
             if v.node.op != Op.CONST or not cgen.literal_ok(v.node.attrs["value"]):
-                return "a Python number that is not a finite constant"
+                return "a Python number that is not a constant, or a NaN"
         elif v.type.dtype not in cgen.C_TYPES:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
