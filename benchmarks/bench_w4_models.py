@@ -79,7 +79,8 @@ def compare(name: str, fn, x, p, pipelines: tuple[str, ...], number: int) -> Non
             problems = mismatches(compiled(x)[0], expected, GRAPH_ULP[kind]) if kind else \
                 (["differs"] if not np.array_equal(compiled(x)[0], expected) else [])
             assert not problems, f"{name} {backend} {pipeline}: {problems}"
-            suffix = "" if pipeline == "exact" else f", {pipeline} pipeline ({g.count()} -> {compiled.graph.count()} ops)"
+            ops = f"{g.count()} -> {compiled.graph.count()} ops"
+            suffix = "" if pipeline == "exact" else f", {pipeline} pipeline ({ops})"
             variants[f"graph_lab {backend}{suffix}"] = (lambda c=compiled: c(x))
     notes = {}
     dynamo = graph_lab.compile(fn)

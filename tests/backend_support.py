@@ -62,7 +62,8 @@ def assert_bits(actual: list, expected: list, what: str) -> None:
     """Bit for bit: dtype, shape, values, NaN positions, signs of zeros."""
     assert len(actual) == len(expected), what
     for i, (a, e) in enumerate(zip(actual, expected)):
-        assert a.dtype == e.dtype and a.shape == e.shape, f"{what}, output {i}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
+        assert a.dtype == e.dtype and a.shape == e.shape, \
+            f"{what}, output {i}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
         np.testing.assert_array_equal(a, e, err_msg=f"{what}, output {i}", strict=True)
         if e.dtype.kind == "f":
             assert np.array_equal(np.signbit(a), np.signbit(e)), f"{what}, output {i}: sign of zero"

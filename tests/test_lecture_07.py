@@ -93,7 +93,8 @@ def test_demo2_decisions_follow_the_rule_from_the_printed_predictions(demos):
     assert find_text(demos[2], r"单独一个 tanh：(\S+?)。").group(1) == tanh[4]
     assert find_text(demos[2], r"所以单独一个 gelu：(\S+?)。").group(1) == gelu[4]
     rows = {r[0]: r[1] for r in calibration.rows}
-    numpy_ns, kernel_ns = (float(v) for v in rows["tanh per element: NumPy / kernel"].replace(" ns", "").split(" / "))
+    cell = rows["tanh per element: NumPy / kernel"]
+    numpy_ns, kernel_ns = (float(v) for v in cell.replace(" ns", "").split(" / "))
     m = find_text(demos[2], r"tanh 每个元素\s*([\d.]+)\s*ns.*AVX2 tanhf 要\s*([\d.]+)\s*ns")
     assert (float(m.group(1)), float(m.group(2))) == (numpy_ns, kernel_ns)
     speedup = rows["two-thread speed-up (measured)"].split("x")[0]
@@ -113,7 +114,8 @@ def test_demo3_pass_effects_on_node_counts(demos):
     conv_bn = [r for r in by_pipeline["conv_net / inference"] if r[1] == "conv_bn"][0]
     assert conv_bn[4] == "2" and conv_bn[5].startswith("folded")
     totals = {}
-    for name, pipeline, before, after in re.findall(r"(\w+) 经 (\w+) 流水线：(\d+) 个运算 -> (\d+) 个。", "\n".join(demos[3])):
+    pattern = r"(\w+) 经 (\w+) 流水线：(\d+) 个运算 -> (\d+) 个。"
+    for name, pipeline, before, after in re.findall(pattern, "\n".join(demos[3])):
         totals[(name, pipeline)] = (int(before), int(after))
         rows = by_pipeline[f"{name} / {pipeline}"]
         assert (int(rows[0][2]), int(rows[-1][3])) == (int(before), int(after))

@@ -183,7 +183,8 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
     """Run the pass pipeline ``passes`` on a copy of ``graph`` and make the result callable with ``backend``.
 
     ``verify`` checks the IR after every pass; ``log`` prints each pass's report. ``options`` (a
-    ``FusedOptions``) sets the buffer-reuse threshold, the kernel cache folder, the compiler, threads and the cost model's inputs."""
+    ``FusedOptions``) sets the buffer-reuse threshold, the kernel cache folder, the compiler, threads and the
+    cost model's inputs."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
