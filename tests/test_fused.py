@@ -71,6 +71,9 @@ def test_the_model_needs_a_clear_win_and_prefers_one_thread_when_two_do_not_pay(
     big = dataclasses.replace(chain, elements=1 << 24, numpy_bytes=36 * 4 << 24, kernel_bytes=8 << 24)
     assert cost.decide(big, slow_threads).threads == 1 and cost.decide(big, CALIBRATION).threads == 2
     assert cost.decide(big, CALIBRATION, max_threads=1).threads == 1
+    after_matmul = dataclasses.replace(big, after_blas=True)  # BLAS threads still spinning: measured separately
+    assert cost.decide(after_matmul, CALIBRATION).threads == 1
+    assert cost.decide(after_matmul, dataclasses.replace(CALIBRATION, thread_speedup_after_blas=1.9)).threads == 2
 
 
 def test_partition_text_says_where_each_node_went_and_why():

@@ -13,7 +13,10 @@ NumPy pays a call (dispatch and an allocation) per op and moves every intermedia
 one ctypes call and a pointer per array, moves each input and output once, and computes in registers. The libm
 functions are measured one by one because they differ a lot: on the course's machine NumPy's ``tanh`` on
 float32 uses AVX-512 SVML and keeps up with memory, while libmvec's AVX2 ``tanhf`` costs ~2 ns per element; a
-lone ``tanh`` is therefore *not* fused, a ``gelu`` (eight more ops around the ``tanh``) is.
+lone ``tanh`` is therefore *not* fused, a ``gelu`` (eight more ops around the ``tanh``) is. Threads are measured
+twice: alone, and right after a matrix product, because OpenBLAS's worker threads keep spinning for a while after
+one; a kernel's second thread then fights them for the CPUs (on the 2-CPU course machine a GELU after a matmul
+took 4.6 ms on two threads and 1.1 ms on one).
 
 A group is fused only when the kernel is predicted to take at most ``MARGIN`` of NumPy's time, and never below
 ``MIN_ELEMENTS``: there one ctypes call costs as much as NumPy's whole work, so small graphs are never slower
@@ -58,6 +61,9 @@ class Calibration:
     """Measured speed-up of a large kernel on two threads (1.0: none; below 1.0: slower)."""
     threads: int
     """CPUs available to this process."""
+    thread_speedup_after_blas: float = 1.0
+    """The same, measured right after a matrix product: OpenBLAS's threads spin for a while after one, and a
+    kernel's second thread then competes with them (on 2 CPUs it is several times *slower*)."""
     numpy_libm: dict[str, float] = field(default_factory=dict)
     """Per element of NumPy's ``np.<f>`` on float32, beyond its memory traffic, by function name."""
     kernel_libm: dict[str, float] = field(default_factory=dict)
@@ -75,6 +81,7 @@ class Calibration:
             ["kernel arithmetic op per element", f"{self.kernel_op * ns:.3f} ns"],
             ["second-thread hand-off", f"{self.thread_handoff * us:.1f} us"],
             ["two-thread speed-up (measured)", f"{self.thread_speedup:.2f}x of {self.threads} CPUs"],
+            ["two-thread speed-up right after a matmul", f"{self.thread_speedup_after_blas:.2f}x"],
         ]
         for f in sorted(self.kernel_libm):
             rows.append([f"{f} per element: NumPy / kernel", f"{self.numpy_libm.get(f, 0) * ns:.2f} / "
@@ -100,6 +107,8 @@ class GroupCost:
     """Arrays a kernel call passes (inputs and outputs)."""
     kernel_bytes: int
     """Bytes the kernel reads and writes: each input and output once."""
+    after_blas: bool = False
+    """The graph runs a matrix product (BLAS) before this group."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +133,8 @@ def predict_kernel(cost: GroupCost, cal: Calibration, threads: int) -> float:
     fixed = cal.kernel_call + max(cost.arrays - 2, 0) * cal.kernel_array
     if threads == 1:
         return fixed + work
-    return fixed + work / cal.thread_speedup + cal.thread_handoff
+    speedup = cal.thread_speedup_after_blas if cost.after_blas else cal.thread_speedup
+    return fixed + work / speedup + cal.thread_handoff
 
 
 def decide(cost: GroupCost, cal: Calibration, max_threads: int | None = None) -> Decision:
@@ -194,12 +204,22 @@ def measure(kernels: dict, threads: int) -> Calibration:
         numpy_libm[f] = max(_best_time(lambda: numpy_fn(*args), 3) - numpy_pass, 0.0) / positive.size
         kernel_libm[f] = max(_best_time(lambda: run(kernels[f], positive, 1), 3) - small_pass, 0.0) / positive.size
 
-    speedup, handoff = 1.0, float("inf")
+    speedup, after_blas, handoff = 1.0, 1.0, float("inf")
     if threads >= 2:
         with ThreadPoolExecutor(1) as pool:
             handoff = _best_time(lambda: pool.submit(int).result(), 7, 50)
         one = _best_time(lambda: run(kernels["tanh"], big, 1), 3)
         two = _best_time(lambda: run(kernels["tanh"], big, 2), 3)
         speedup = max(one / two, 0.1)
+        a = np.ones((512, 512), np.float32)
+        half = big[: big.size // 4]
+
+        def after_matmul(threads):
+            a @ a  # large enough for OpenBLAS to use its threads
+            start = time.perf_counter()
+            run(kernels["tanh"], half, threads)
+            return time.perf_counter() - start
+
+        after_blas = max(min(after_matmul(1) for _ in range(3)) / min(after_matmul(2) for _ in range(3)), 0.1)
     return Calibration(numpy_call, numpy_byte, kernel_call, kernel_array, kernel_byte, kernel_op, handoff,
-                       speedup, threads, numpy_libm, kernel_libm)
+                       speedup, threads, after_blas, numpy_libm, kernel_libm)

@@ -27,6 +27,8 @@ NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
 LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
                  Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
 """The libm function an op calls once per element (the cost model measures each one)."""
+BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
+"""Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
 FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
 
 
@@ -88,7 +90,15 @@ class Group:
         outputs = self.outputs(graph)
         kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
         return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
-                         len(self.inputs) + len(outputs), kernel_bytes)
+                         len(self.inputs) + len(outputs), kernel_bytes, self._after_blas(graph))
+
+    def _after_blas(self, graph: Graph) -> bool:
+        for node in graph.nodes:
+            if node is self.nodes[-1]:
+                return False
+            if node.op in BLAS_OPS:
+                return True
+        return False
 
 
 def _pattern(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> str | None:

@@ -121,7 +121,8 @@ def demo2_cost_model():
     print_observations([
         f"成本模型不是一张意见表：它量了 NumPy 每次调用的开销、每字节的代价、每个 libm 函数每个元素的代价，"
         f"也量了内核那一侧，再按子图的元素数、运算数、数组个数算出两边的用时。两个线程是否划算也是量出来的"
-        f"（这次量到 {cal.thread_speedup:.2f}x），不是假设的。",
+        f"（这次量到 {cal.thread_speedup:.2f}x；紧跟在矩阵乘法后面是 {cal.thread_speedup_after_blas:.2f}x，"
+        f"因为 OpenBLAS 的线程算完以后还会空转一阵，和内核的第二个线程抢 CPU），不是假设的。",
         f"单独一个 tanh：{tanh_row[4]}。NumPy 的 float32 tanh 每个元素 {cal.numpy_libm['tanh'] * 1e9:.2f} ns"
         f"（NumPy 在支持 AVX-512 的 CPU 上用 SVML），内核里 libmvec 的 AVX2 tanhf 要 "
         f"{cal.kernel_libm['tanh'] * 1e9:.2f} ns；gelu 在 tanh 之外还有八个运算、八次整数组的读写可以省，"
