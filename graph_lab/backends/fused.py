@@ -10,9 +10,9 @@ kernel is predicted to pay off (measured call overheads and bandwidths, threads)
 group as a C function, ``toolchain`` compiles them into one library (cached on disk) and loads it with ctypes.
 Everything else is ``codegen``'s straight-line NumPy, with its buffer reuse.
 
-A kernel call checks each array it is given (shape, dtype; a non-contiguous one is copied first), allocates its
-outputs, and runs the loop on one thread or splits it over two (ctypes releases the GIL). Inputs of other shapes
-than the graph was compiled for raise ``GraphExecutionError`` instead of reading out of bounds.
+A kernel call checks each array it is given (shape, dtype; a non-contiguous or unaligned one is copied first),
+allocates its outputs, and runs the loop on one thread or splits it over two (ctypes releases the GIL). Inputs of
+other shapes than the graph was compiled for raise ``GraphExecutionError`` instead of reading out of bounds.
 
 Where no C compiler is found, or a kernel fails to compile, the backend says so once (``FusedFallbackWarning``)
 and runs as ``codegen``. Results: bit for bit NumPy's for arithmetic, comparisons and selections; within the
@@ -114,7 +114,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"while executing {graph.node_text(node)} (fused kernel {group.index}): an operand is "
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
-            keep.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
+            keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
         results = [np.empty(shape, dtype) for shape, dtype in outputs]
         pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
         if pool is None or middle == 0:

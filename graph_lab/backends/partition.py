@@ -1,7 +1,7 @@
 """The partitioner: which nodes a kernel can run, grouped into kernels, and where every other node goes and why.
 
 A node can join a kernel when ``cgen`` has an expression for its op, it computes in float32, float64 or bool,
-and its operands are values of the group, finite Python numbers (written into the C source), or arrays that line
+and its operands are values of the group, Python numbers other than NaN (written into the C source), or arrays that line
 up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` under ``[N, C]``) or a column
 (``[N, 1]``). Groups grow greedily in graph order: a node joins the group of one of its operands when it has the
 group's shape and nothing outside the group would need a group value before the kernel runs (the kernel runs
@@ -37,18 +37,25 @@ class Group:
     """Nodes that one kernel would compute together."""
 
     index: int
+    """Its number in the partition (``kernel<index>`` in the generated code)."""
     nodes: list[Node]
+    """The nodes, in graph order (the kernel computes them in this order)."""
     shape: tuple[int, ...]
+    """Every node's result shape: what the loop runs over."""
     splits: set[int]
     """Where the loop may split the shape into rows x inner (positions 1..ndim-1); all of them for a flat loop."""
     inputs: list[Value] = field(default_factory=list)
     """Arrays read from outside the group, in first-use order."""
     literals: dict[Value, object] = field(default_factory=dict)
+    """Python-number operands, by value: written into the C source."""
     decision: Decision | None = None
+    """The cost model's decision (set by the backend)."""
     kernel: cgen.CKernel | None = None
+    """The generated C function, once the group is fused."""
 
     @property
-    def outputs_in(self) -> set:
+    def values(self) -> set:
+        """The values the group's nodes compute."""
         return {v for n in self.nodes for v in n.outputs}
 
     def outputs(self, graph: Graph) -> list[Value]:
@@ -220,7 +227,7 @@ def partition(graph: Graph) -> Partition:
 
 
 def _external(grp: Group, node: Node) -> list[Value]:
-    members = grp.outputs_in
+    members = grp.values
     return [v for v in node.inputs if v not in members and v.type.weak is None]
 
 
@@ -249,7 +256,7 @@ def _can_merge(owners: list[Group], node: Node, position: dict[int, int]) -> boo
     combined = Group(-1, sorted((n for g in owners for n in g.nodes), key=lambda n: position[id(n)]),
                      owners[0].shape, set.intersection(*(g.splits for g in owners)),
                      list(dict.fromkeys(v for g in owners for v in g.inputs)))
-    members = combined.outputs_in
+    members = combined.values
     combined.inputs = [v for v in combined.inputs if v not in members]
     return _can_join(combined, node, position)
 
@@ -264,7 +271,7 @@ def _merge(owners: list[Group], group_of: dict[int, Group], position: dict[int, 
         first.literals.update(other.literals)
         first.inputs += [v for v in other.inputs if v not in first.inputs]
     first.nodes.sort(key=lambda n: position[id(n)])
-    members = first.outputs_in
+    members = first.values
     first.inputs = [v for v in first.inputs if v not in members]
     return first
 
