@@ -11,12 +11,14 @@ import shutil
 import tempfile
 
 import numpy as np
+import pytest
 
 import opinfo
 import views_samples
 from graph_lab import FusedOptions, run, trace
 from graph_lab.backends.cost import Calibration
 from graph_lab.backends.tolerance import GRAPH_ULP, mismatches
+from graph_lab.backends.toolchain import find_toolchain
 
 KERNEL_CACHE = tempfile.mkdtemp(prefix="graph-lab-kernels-")  # mode 0700, removed at exit
 atexit.register(shutil.rmtree, KERNEL_CACHE, True)
@@ -25,6 +27,9 @@ atexit.register(shutil.rmtree, KERNEL_CACHE, True)
 CALIBRATION = Calibration(numpy_call=0.5e-6, numpy_byte=0.1e-9, kernel_call=3e-6, kernel_array=0.8e-6,
                           kernel_byte=0.08e-9, kernel_op=0.1e-9, thread_handoff=30e-6, thread_speedup=1.8, threads=2,
                           numpy_libm={"tanh": 0.2e-9, "exp": 0.3e-9}, kernel_libm={"tanh": 2e-9, "exp": 0.3e-9})
+
+needs_compiler = pytest.mark.skipif(find_toolchain() is None, reason="no C compiler (gcc or cc) on PATH")
+"""For tests of the kernels themselves; without a compiler the fused backend runs as codegen (tested too)."""
 
 ALWAYS = FusedOptions(cache_dir=KERNEL_CACHE, fuse="always", calibration=CALIBRATION, min_buffer_bytes=0)
 """Every group a kernel, every dead buffer reused: the most code paths on the suite's small arrays."""

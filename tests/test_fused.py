@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from backend_support import ALWAYS, CALIBRATION, KERNEL_CACHE, MODEL, assert_bits, assert_close
+from backend_support import ALWAYS, CALIBRATION, KERNEL_CACHE, MODEL, assert_bits, assert_close, needs_compiler
 from graph_lab import (F, FusedFallbackWarning, FusedOptions, GraphBuilder, GraphExecutionError, compile_graph,
                        run, trace)
 from graph_lab.backends import cost, fused, toolchain
@@ -47,6 +47,7 @@ def test_small_groups_stay_on_codegen_and_the_code_is_codegen_s():
     assert compiled.source == compile_graph(trace(w3, {"x": ((16, 32), "float32")}), "codegen").source
 
 
+@needs_compiler
 def test_a_large_elementwise_chain_is_one_kernel_on_two_threads():
     compiled, (decision,) = decision_for(w3, (1 << 22,))
     group = compiled.partition.groups[0]
@@ -76,6 +77,7 @@ def test_the_model_needs_a_clear_win_and_prefers_one_thread_when_two_do_not_pay(
     assert cost.decide(after_matmul, dataclasses.replace(CALIBRATION, thread_speedup_after_blas=1.9)).threads == 2
 
 
+@needs_compiler
 def test_partition_text_says_where_each_node_went_and_why():
     params = {"w": RNG.standard_normal((256, 256)).astype(np.float32), "b": RNG.standard_normal(256).astype(np.float32)}
 
@@ -100,6 +102,7 @@ def test_partition_text_says_where_each_node_went_and_why():
 # --- results
 
 
+@needs_compiler
 def test_nan_and_inf_propagate_as_in_numpy():
     values = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 3.0, -88.0, 89.0] * 200, np.float32)
     g = trace(lambda x: (w3(x), np.exp(x) - np.tanh(x), np.maximum(x, 0.0), F.clip(x, -1.0, 1.0)),
@@ -112,6 +115,7 @@ def test_nan_and_inf_propagate_as_in_numpy():
     assert_bits(got[2:], expected[2:], "maximum and clip are exact")
 
 
+@needs_compiler
 def test_two_threads_give_the_bits_of_one():
     g = trace(w3, {"x": ((1_000_003,), "float32")})
     x = RNG.standard_normal(1_000_003).astype(np.float32)
@@ -126,6 +130,7 @@ def test_two_threads_give_the_bits_of_one():
                 compile_graph(g2, "fused", options=dataclasses.replace(ALWAYS, max_threads=1))(x2), "2-D, 2 threads")
 
 
+@needs_compiler
 def test_non_contiguous_operands_are_copied_and_wrong_ones_refused():
     g = trace(lambda x: np.tanh(x) * 2.0 + x, {"x": (40, 30)})
     compiled = compile_graph(g, "fused", options=ALWAYS)
@@ -135,6 +140,7 @@ def test_non_contiguous_operands_are_copied_and_wrong_ones_refused():
         compiled(np.ones((50, 30)))
 
 
+@needs_compiler
 def test_function_ulp_table_holds():
     """The documented table (graph_lab/backends/tolerance.py), measured again on its sweep."""
     n = 1 << 20
@@ -165,6 +171,7 @@ def test_function_ulp_table_holds():
 # --- compiling, caching, falling back
 
 
+@needs_compiler
 def test_kernels_are_cached_on_disk_and_loaded_again(tmp_path):
     tools = find_toolchain()
     g = trace(lambda x: np.tanh(x) * x + 1.0, {"x": (4,)})
@@ -225,6 +232,7 @@ def test_without_a_compiler_it_runs_as_codegen_and_says_so_once(monkeypatch):
     assert_bits(compiled(x), run(g, {"x": x}), "fallback is codegen")
 
 
+@needs_compiler
 def test_without_avx2_the_baseline_flags_still_work(monkeypatch, tmp_path):
     monkeypatch.setattr(toolchain, "cpu_flags", lambda: set())
     tools = find_toolchain()
@@ -238,6 +246,7 @@ def test_without_avx2_the_baseline_flags_still_work(monkeypatch, tmp_path):
     assert_close(compile_graph(g, "fused", options=options)(x), run(g, {"x": x}), "baseline x86-64", "fused")
 
 
+@needs_compiler
 def test_kernel_source_holds_only_what_the_generator_writes():
     g = trace(w3, {"x": ((2048,), "float32")})
     source = compile_graph(g, "fused", options=ALWAYS).kernel_source

@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from backend_support import needs_compiler
 from test_lecture_05 import find_text
 from test_seed_lecture import find_line, read_tables, split_demos
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+pytestmark = needs_compiler  # (without one the script runs too, skipping the cost model's demo)
 
 
 @pytest.fixture(scope="module")

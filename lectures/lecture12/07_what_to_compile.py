@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 import graph_lab  # noqa: E402
 from graph_lab import F, compile_graph, run_pipeline, trace  # noqa: E402
 from graph_lab.backends import cost  # noqa: E402
+from graph_lab.backends.toolchain import find_toolchain  # noqa: E402
 from console import print_header, print_observations, print_table  # noqa: E402
 
 SIZES = [2 ** 6, 2 ** 10, 2 ** 14, 2 ** 18, 2 ** 22]
@@ -100,6 +101,9 @@ def demo1_sizes():
 
 def demo2_cost_model():
     print_header("演示 2：成本模型：量了什么，怎么判，为什么")
+    if find_toolchain() is None:
+        print("这台机器上找不到 C 编译器（gcc 或 cc）：fused 后端退回 codegen，成本模型没有内核可量，这个演示跳过。")
+        return
     cal = _calibration()
     print("这台机器上量到的数（每项取几次测量里最快的一次）：")
     print_table(["量", "值"], cal.rows())
