@@ -4,6 +4,8 @@ transform it, and run it.
 The public API, re-exported here and nothing else.
 """
 
+from .backends.compiled import CompiledGraph, compile_graph
+from .backends.options import FusedFallbackWarning, FusedOptions
 from .backends.interpret import run
 from .backends.interpreter import Interpreter, Transformer
 from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
@@ -30,6 +32,7 @@ from .ops import Op
 from .viewer import view
 from .passes.rewrite import replace_pattern
 from .passes.cond_to_select import cond_to_select
+from .passes.manager import PIPELINES, run_pipeline
 from .passes.simplify import simplify
 
 __all__ = [
@@ -37,7 +40,8 @@ __all__ = [
     "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
     "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
-    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select",
+    "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select", "compile_graph",
+    "CompiledGraph", "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
     "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]

@@ -154,3 +154,14 @@ def control(x, w):
 
 
 SAMPLES["control"] = (control, {"x": (3, 4), "w": (4, 4)}, None)
+
+
+def conv_net(x, p):
+    """A small vision block: convolution, batch norm (running statistics), ReLU, max and average pooling."""
+    h = F.relu(F.batch_norm(F.conv2d(x, p["conv_w"], padding=1), p["mean"], p["var"], p["gamma"], p["beta"]))
+    return F.max_pool2d(h, 2), F.avg_pool2d(h, 3, stride=1, padding=1)
+
+
+SAMPLES["conv_net"] = (conv_net, {"x": (2, 3, 6, 6)}, {
+    "conv_w": _RNG.standard_normal((4, 3, 3, 3)) / 4, "mean": _RNG.standard_normal(4),
+    "var": _RNG.uniform(0.5, 2.0, 4), "gamma": _RNG.standard_normal(4), "beta": _RNG.standard_normal(4)})

@@ -243,11 +243,23 @@ def _emitter(node) -> Callable[[Any, _Context], str]:
 
 # --- the whole function
 
-def generate(graph) -> PyCode:
-    """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list."""
+Statement = Callable[[Any, _Context], "tuple[str, str] | None"]
+
+
+def generate(graph, statement: Statement | None = None) -> PyCode:
+    """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list.
+
+    ``statement(node, ctx)``, when given, may write a node differently: it returns ``(code, comment)`` for the
+    node's line (``("", "")`` leaves the node out), or None for the usual line. The code backends use it to
+    add ``out=`` buffers and calls of fused kernels; everything else is written here, once."""
     ctx = _Context(graph)
     body: list[tuple[str, str, Any]] = []
     for node in graph.nodes:
+        custom = statement(node, ctx) if statement is not None else None
+        if custom is not None:
+            if custom[0]:
+                body.append((custom[0], _safe_comment(custom[1]), node))
+            continue
         names = [ctx.var(v) for v in node.outputs]
         lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
         comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
@@ -334,3 +346,16 @@ def _generated_line(tb: types.TracebackType | None) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+def expression(node, ctx: _Context) -> str:
+    """The right-hand side ``generate`` writes for ``node`` (``np.add(v1, v2)``, ``impl_gelu(v3)``...)."""
+    return _emitter(node)(node, ctx)
+
+
+def numpy_ufunc(node) -> "np.ufunc | None":
+    """The NumPy ufunc a node's line calls directly (so it takes ``out=``), or None."""
+    definition = opdef(node.op)
+    if _emitter(node) is not _emit_numpy or node.attrs or _numpy_function(definition) is None:
+        return None
+    return definition.impl if isinstance(definition.impl, np.ufunc) else None

@@ -116,6 +116,11 @@ class Op(StrEnum):
     WHILE_LOOP = "while_loop"
     FORI_LOOP = "fori_loop"
     SCAN = "scan"
+    # convolution, pooling and batch normalization (NCHW, PyTorch's conventions)
+    CONV2D = "conv2d"
+    MAX_POOL2D = "max_pool2d"
+    AVG_POOL2D = "avg_pool2d"
+    BATCH_NORM = "batch_norm"
 
 
 SOURCE_OPS = frozenset({Op.INPUT, Op.PARAM, Op.CONST, Op.SIZE})
@@ -128,7 +133,8 @@ class OpDef:
     op: Op
     """The op's name."""
     family: str
-    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn, control."""
+    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn (conv and pooling too),
+    control."""
     bind: Callable[..., tuple[list, dict]]
     """Turns a user's call (``F.sum(x, axis=-1)``) into (operands, attributes); operands may be arrays,
     Python scalars or stand-in tensors. Attributes are hashable and normalized (axes made non-negative)."""
@@ -144,6 +150,9 @@ class OpDef:
     """True when NumPy returns a view of the first operand (so in-place writes alias it)."""
     doc: str = ""
     """One line saying what the op computes."""
+    pure: bool = True
+    """True when the result depends only on the operands and attributes, and running the op changes nothing
+    else. Passes merge (CSE), fold, move or drop only pure ops; a random draw or an effect must set False."""
     print_attrs: Callable[[dict], str] | None = field(default=None)
     """Custom printer of the attributes; default ``key=value`` pairs."""
     regions: tuple[str, ...] = ()

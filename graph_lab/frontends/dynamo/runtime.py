@@ -19,7 +19,7 @@ from .capture import CaptureContext
 from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
-from .segment import RecipeMaker, Segment, interpret_runner, now
+from .segment import RecipeMaker, Segment, backend_runner, now
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -190,7 +190,7 @@ class CompiledFunction:
             seg = self._capture_once(offset, inputs, r.attempt)
         seg.compile_seconds = now() - started
         seg.check = seg.guards.compile()
-        seg.runner = interpret_runner(seg.graph)
+        seg.runner = backend_runner(seg.graph, self.backend)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")

@@ -100,6 +100,15 @@ def interpret_runner(graph: Graph):
     return prepare(graph)
 
 
+def backend_runner(graph: Graph, backend: str):
+    """Run a graph with ``compile(backend=...)``'s backend: ``auto`` (fused where a C compiler is found, which
+    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
+    if backend == "interpret":
+        return interpret_runner(graph)
+    from ...backends.compiled import compile_graph
+    return compile_graph(graph, backend=backend, passes="exact", verify=False).run
+
+
 class RecipeMaker:
     """Turns the live values at the end of a capture into recipes, adding graph outputs as needed.
 
