@@ -55,7 +55,7 @@ def test_five_demos(demos):
 def test_demo1_sizes_backends_and_where_fusion_starts(demos):
     (table,) = read_tables(demos[1])
     sizes = [int(r[0]) for r in table.rows]
-    assert sizes == [64, 1024, 16384, 262144, 4194304]
+    assert sizes == [64, 1024, 16384, 131072, 1048576]
     kernels = {int(r[0]): r[5] != "没有（等于 codegen）" for r in table.rows}
     assert not kernels[64]  # below the cost model's floor: exactly codegen's code
     first_kernel = min(n for n, k in kernels.items() if k)
@@ -73,7 +73,7 @@ def test_demo1_sizes_backends_and_where_fusion_starts(demos):
     small = table.rows[0]
     obs = find_text(demos[1], r"interpret 是 eager 的\s*([\d.]+)x.*codegen 是\s*([\d.]+)x")
     assert (float(obs.group(1)), float(obs.group(2))) == (ratio(small[2]), ratio(small[3]))
-    big = find_text(demos[1], r"4194304 个元素时 fused 是 eager 的\s*([\d.]+)x，codegen 只有\s*([\d.]+)x")
+    big = find_text(demos[1], r"1048576 个元素时 fused 是 eager 的\s*([\d.]+)x，codegen 只有\s*([\d.]+)x")
     assert abs(float(big.group(1)) - ratio(biggest[4])) < 0.06 and float(big.group(2)) == ratio(biggest[3])
 
 
