@@ -340,19 +340,24 @@ class Graph:
         new.outputs = [mapping[v] for v in outputs]
         return new
 
-    def remove_dead_code(self) -> int:
-        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many.
-
-        A control-flow node is one node here: kept whole while any of its outputs is needed, dropped when none
-        is (its regions compute nothing else). Dead code inside a region is removed when the region is built."""
+    def needed_by(self, roots) -> set[int]:
+        """``id()`` of every node that computing the values ``roots`` needs (following operands back)."""
         live: set[int] = set()
-        stack = list(self.outputs)
+        stack = list(roots)
         while stack:
             v = stack.pop()
             if id(v.node) in live:
                 continue
             live.add(id(v.node))
             stack.extend(v.node.inputs)
+        return live
+
+    def remove_dead_code(self) -> int:
+        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many.
+
+        A control-flow node is one node here: kept whole while any of its outputs is needed, dropped when none
+        is (its regions compute nothing else). Dead code inside a region is removed when the region is built."""
+        live = self.needed_by(self.outputs)
         keep, dropped = [], 0
         for node in reversed(self.nodes):
             if id(node) in live or node.op == Op.INPUT:

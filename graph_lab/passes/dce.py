@@ -12,15 +12,8 @@ from ..ops import Op, opdef
 
 
 def dce(graph: Graph) -> list[str]:
-    live: set[int] = set()
-    stack = list(graph.outputs)
-    stack += [v for n in graph.nodes if not opdef(n.op).pure for v in n.outputs]
-    while stack:
-        v = stack.pop()
-        if id(v.node) in live:
-            continue
-        live.add(id(v.node))
-        stack.extend(v.node.inputs)
+    impure = [v for n in graph.nodes if not opdef(n.op).pure for v in n.outputs]  # kept even when unread
+    live = graph.needed_by(list(graph.outputs) + impure)
     dead = [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]
     if not dead:
         return []
