@@ -16,6 +16,25 @@ class TraceError(GraphLabError):
     """A function could not be captured as it is written (a data-dependent value, an unsupported call, ...)."""
 
 
+class ScriptError(GraphLabError):
+    """``script()`` cannot convert a construct of the function's source. The message shows the source line with a
+    caret under the construct, names it, and says what to write instead; the same facts are attributes."""
+
+    def __init__(self, message: str, *, filename: str = "", lineno: int = 0, col: int = 0, construct: str = "",
+                 hint: str = ""):
+        super().__init__(message)
+        self.filename = filename
+        """The file of the function's source."""
+        self.lineno = lineno
+        """1-based line of the construct in that file."""
+        self.col = col
+        """1-based column where the construct starts."""
+        self.construct = construct
+        """What could not be converted, in words ("a try statement", "print of a tensor", ...)."""
+        self.hint = hint
+        """What to write instead."""
+
+
 class GraphInputError(GraphLabError, ValueError):
     """The inputs given to a graph do not match its signature (names, array-ness)."""
 

@@ -3,6 +3,9 @@
 A graph is valid for inputs of the shapes and dtypes it was traced with, and, when tracing had to turn a tensor
 into a Python value (``if s > 0:``), only while that value comes out the same. Such a ``ValueGuard`` keeps the
 small graph that computes the value from the inputs, the outcome seen, and the user's source line.
+
+A graph with symbolic sizes (``f64[T,8]``) is valid for every input whose sizes bind its symbols consistently
+and meet its shape guards (``ShapeGuard``): the facts about sizes its capture relied on (``T >= 2``, ``d%2 == 0``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .ir.literals import format_expected
+from .ir.symbolic import free_symbols
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 
@@ -87,6 +91,30 @@ class ValueGuard:
 
 
 @dataclass
+class ShapeGuard:
+    """A fact about the input sizes that the graph's shapes rely on, with the user's line that needed it."""
+
+    fact: Any
+    """The fact (``ir.relations.Rel``): ``d%2 == 0``, ``B == T``, ``T >= 2``."""
+    loc: SourceLoc | None
+    """The user's line whose capture needed the fact (None for a symbol's declared range)."""
+    why: str = ""
+    """The rule that needed it, in words (not part of the printed IR)."""
+
+    def check(self, sizes: Mapping[str, int]) -> bool:
+        return self.fact.holds(sizes)
+
+    def describe(self, whole: bool = False) -> str:
+        """``d%2 == 0 at model.py:12: `code```."""
+        code = self.loc.text() if self.loc else ""
+        where = f" at {self.loc}" if self.loc else ""
+        return f"{self.fact}{where}" + (f": `{code}`" if code else "")
+
+    def lines(self, index: int) -> list[str]:
+        return [f"guard #{index}: shape {self.describe()}"]
+
+
+@dataclass
 class GuardFailure:
     """One reason a graph may not be reused for some inputs."""
 
@@ -104,6 +132,8 @@ class GuardFailure:
 def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
     """Every guard of ``graph`` that ``inputs`` break: input names, shapes and dtypes, then value guards."""
     from .backends.interpret import is_input_value
+    from .ir.sizes import bind_sizes, failing_shape_guards, is_symbolic_graph, sizes_text
+    symbolic = is_symbolic_graph(graph)
     failures = []
     for name, t in graph.input_types().items():
         if name not in inputs:
@@ -113,15 +143,23 @@ def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
         if not is_input_value(x, t):
             failures.append(GuardFailure(f"input {name!r}", f"is a {type(x).__name__}, not an array"))
             continue
-        if tuple(np.shape(x)) != t.shape:
+        if tuple(np.shape(x)) != t.shape and not symbolic:
             failures.append(GuardFailure(f"{name}.shape", f"is {tuple(np.shape(x))}, the graph was built for "
                                                           f"{t.shape}"))
         if np.asarray(x).dtype != t.dtype:
             failures.append(GuardFailure(f"{name}.dtype", f"is {np.asarray(x).dtype}, the graph was built for "
                                                           f"{t.dtype}"))
+    if symbolic and not failures:
+        sizes, problems = bind_sizes(graph, inputs)
+        failures += [GuardFailure(what, why) for what, why in problems]
+        for i, g in ([] if problems else failing_shape_guards(graph, sizes)):
+            now = sizes_text(free_symbols(g.fact), sizes)
+            failures.append(GuardFailure(f"shape guard #{i} {g.fact}", f"fails for {now}", g.loc))
     if failures:
         return failures  # value guards assume the inputs' types hold
     for i, guard in enumerate(graph.guards):
+        if isinstance(guard, ShapeGuard):
+            continue
         try:
             got = guard.evaluate(inputs)
         except Exception as e:

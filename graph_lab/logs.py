@@ -1,4 +1,5 @@
-"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs`` (or ``set_logs(...)``).
+"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs,passes,kernels`` (or
+``set_logs(...)``).
 
 Read once, here; everything else calls ``emit(topic, message)``.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-TOPICS = ("graph_breaks", "guards", "recompiles", "graphs")
+TOPICS = ("graph_breaks", "guards", "recompiles", "graphs", "passes", "kernels")
 _enabled: set[str] = set()
 
 

@@ -964,6 +964,108 @@ NN = [
 ]
 
 
+# Convolution, pooling, batch normalization. The references repeat the op's NumPy sequence (windows as a strided
+# view, then tensordot / max / mean); one convolution is also checked against a plain loop on integer-valued
+# floats, where every order of summation gives the same bits.
+
+
+def _windows_ref(x, kh, kw, sh=1, sw=1, dh=1, dw=1):
+    view = np.lib.stride_tricks.sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(-2, -1))
+    return view[..., ::sh, ::sw, ::dh, ::dw]
+
+
+def conv2d_ref(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    if padding != (0, 0):
+        x = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
+    win = _windows_ref(x, w.shape[2], w.shape[3], *stride, *dilation)
+    cg, og = w.shape[1], w.shape[0] // groups
+    parts = [np.tensordot(win[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], axes=((1, 4, 5), (1, 2, 3)))
+             for g in range(groups)]
+    y = np.ascontiguousarray(np.moveaxis(parts[0] if groups == 1 else np.concatenate(parts, axis=-1), -1, 1))
+    return y if b is None else y + b.reshape(-1, 1, 1)
+
+
+def conv2d_loop(x, w, b):
+    """Stride 1, no padding, one group: the definition, one output element at a time."""
+    n, _, h, wd = x.shape
+    o, c, kh, kw = w.shape
+    out = np.zeros((n, o, h - kh + 1, wd - kw + 1), dtype=np.result_type(x, w))
+    for i in np.ndindex(*out.shape):
+        out[i] = np.sum(x[i[0], :, i[2]:i[2] + kh, i[3]:i[3] + kw] * w[i[1]]) + b[i[1]]
+    return out
+
+
+def integer_valued(*shape, dtype=f64):
+    return RNG.integers(-3, 4, shape).astype(dtype)
+
+
+def batch_norm_ref(x, mean, var, weight=None, bias=None, eps=1e-5):
+    shape = (-1,) + (1,) * (x.ndim - 2)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def positive(*shape, dtype=f64):
+    return make(dtype, shape, "positive")
+
+
+def _lowest_ref(x):
+    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+
+
+CONV = [
+    S(Op.CONV2D, "f64-bias", conv2d_ref, lambda x, w, b: F.conv2d(x, w, b), normal(2, 3, 5, 6), normal(4, 3, 3, 3),
+      normal(4)),
+    S(Op.CONV2D, "f32-no-bias", conv2d_ref, lambda x, w: F.conv2d(x, w), normal(1, 2, 4, 4, dtype=f32),
+      normal(3, 2, 2, 2, dtype=f32)),
+    S(Op.CONV2D, "stride-padding-dilation", lambda x, w: conv2d_ref(x, w, None, (2, 1), (1, 2), (2, 1)),
+      lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(1, 2), dilation=(2, 1)), normal(2, 2, 7, 6),
+      normal(3, 2, 3, 2)),
+    S(Op.CONV2D, "groups-2", lambda x, w, b: conv2d_ref(x, w, b, padding=(1, 1), groups=2),
+      lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=2), normal(1, 4, 5, 5, dtype=f32),
+      normal(6, 2, 3, 3, dtype=f32), normal(6, dtype=f32)),
+    S(Op.CONV2D, "depthwise", lambda x, w: conv2d_ref(x, w, groups=3), lambda x, w: F.conv2d(x, w, groups=3),
+      normal(2, 3, 4, 4), normal(3, 1, 2, 2)),
+    S(Op.CONV2D, "plain-loop-integer-valued", conv2d_loop, lambda x, w, b: F.conv2d(x, w, b),
+      integer_valued(2, 3, 5, 4), integer_valued(2, 3, 2, 3), integer_valued(2)),
+    S(Op.CONV2D, "nan-inf", conv2d_ref, lambda x, w: F.conv2d(x, w), special().reshape(1, 2, 2, 2),
+      normal(1, 2, 1, 1)),
+    S(Op.MAX_POOL2D, "2x2", lambda x: np.max(_windows_ref(x, 2, 2, 2, 2), axis=(-2, -1)),
+      lambda x: F.max_pool2d(x, 2), normal(2, 3, 4, 6)),
+    S(Op.MAX_POOL2D, "3x3-stride1-padding1-f32",
+      lambda x: np.max(_windows_ref(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf), 3, 3),
+                       axis=(-2, -1)),
+      lambda x: F.max_pool2d(x, 3, stride=1, padding=1), normal(1, 2, 5, 5, dtype=f32)),
+    S(Op.MAX_POOL2D, "i32-padding", lambda x: np.max(_windows_ref(np.pad(x, ((0, 0), (1, 1), (1, 1)),
+                                                                         constant_values=_lowest_ref(x)), 2, 2, 2, 2),
+                                                     axis=(-2, -1)),
+      lambda x: F.max_pool2d(x, 2, padding=1), ints(2, 3, 3, dtype=i32)),
+    S(Op.MAX_POOL2D, "nan-propagates", lambda x: np.max(_windows_ref(x, 2, 2, 2, 2), axis=(-2, -1)),
+      lambda x: F.max_pool2d(x, 2), special().reshape(1, 2, 4)),
+    S(Op.AVG_POOL2D, "2x2", lambda x: np.mean(_windows_ref(x, 2, 2, 2, 2), axis=(-2, -1)),
+      lambda x: F.avg_pool2d(x, 2), normal(2, 3, 4, 4)),
+    S(Op.AVG_POOL2D, "3x3-stride2-padding1-f32",
+      lambda x: np.mean(_windows_ref(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), 3, 3, 2, 2), axis=(-2, -1)),
+      lambda x: F.avg_pool2d(x, 3, stride=2, padding=1), normal(1, 2, 5, 6, dtype=f32)),
+    S(Op.AVG_POOL2D, "i64-gives-f64", lambda x: np.mean(_windows_ref(x, 2, 1, 1, 1), axis=(-2, -1)),
+      lambda x: F.avg_pool2d(x, (2, 1), stride=1), ints(3, 4)),
+    S(Op.BATCH_NORM, "f32-affine", batch_norm_ref, lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b),
+      normal(2, 3, 4, 4, dtype=f32), normal(3, dtype=f32), positive(3, dtype=f32), normal(3, dtype=f32),
+      normal(3, dtype=f32)),
+    S(Op.BATCH_NORM, "no-affine-eps", lambda x, m, v: batch_norm_ref(x, m, v, eps=1e-3),
+      lambda x, m, v: F.batch_norm(x, m, v, eps=1e-3), normal(2, 3, 2, 2), normal(3), positive(3)),
+    S(Op.BATCH_NORM, "2d-input-weight-only", lambda x, m, v, w: batch_norm_ref(x, m, v, w),
+      lambda x, m, v, w: F.batch_norm(x, m, v, w), normal(5, 4), normal(4), positive(4), normal(4)),
+    S(Op.BATCH_NORM, "f64-stats-promote-f32", batch_norm_ref, lambda x, m, v: F.batch_norm(x, m, v),
+      normal(1, 2, 3, 3, dtype=f32), normal(2), positive(2)),
+    S(Op.BATCH_NORM, "nan-inf", batch_norm_ref, lambda x, m, v: F.batch_norm(x, m, v),
+      special().reshape(1, 2, 4), normal(2), positive(2)),
+]
+
 # ---------------------------------------------------------------------------------------------------------
 # Unmodified NumPy programs: only np.* calls, operators and ndarray methods; traced through NumPy's protocols.
 
@@ -1006,6 +1108,112 @@ PROGRAMS = [
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Structured control flow (F.cond, F.while_loop, F.fori_loop, F.scan): the reference is plain Python control
+# flow; the inputs are chosen so that each branch, and each loop count including zero, is taken.
+
+_CF_RNG = np.random.default_rng(34)  # its own generator: the inputs above stay what they were
+
+
+def cf_normal(*shape, dtype=f64, scale=1.0) -> np.ndarray:
+    return (_CF_RNG.standard_normal(shape) * scale).astype(dtype)
+
+
+def cond_ref(x, y):
+    return np.tanh(x) * y if x.sum() > 0 else x - y
+
+
+def cond_fn(x, y):
+    return F.cond(x.sum() > 0, lambda a, b: np.tanh(a) * b, lambda a, b: a - b, x, y)
+
+
+def cond_closure_ref(x, w):
+    h = x @ w
+    return (h, h.max()) if h.mean() > 0 else (-h, h.min())
+
+
+def cond_closure_fn(x, w):
+    h = x @ w
+    return F.cond(h.mean() > 0, lambda: (h, h.max()), lambda: (-h, h.min()))
+
+
+def nested_cond_ref(x):
+    if x[0] > 0:
+        return x * 2.0 if x[1] > 0 else x * 3.0
+    return -x
+
+
+def nested_cond_fn(x):
+    inner = lambda v: F.cond(v[1] > 0, lambda a: a * 2.0, lambda a: a * 3.0, v)
+    return F.cond(x[0] > 0, inner, lambda a: -a, x)
+
+
+def while_ref(x):
+    n = np.int64(0)
+    while np.abs(x).sum() > 1.0:
+        x, n = x * 0.5, n + 1
+    return x, n
+
+
+def while_fn(x):
+    return F.while_loop(lambda c: np.abs(c[0]).sum() > 1.0, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+
+
+def fori_ref(x, lower, upper):
+    acc = x
+    for i in range(lower, upper):
+        acc = acc * 0.5 + x[i]
+    return acc
+
+
+def scan_ref(x, y):
+    carry, ys, zs = x[0] * 0.0, [], []
+    for a, b in zip(x, y):
+        carry = carry + a * b
+        ys.append(carry)
+        zs.append(a.sum())
+    return carry, np.stack(ys), np.stack(zs)
+
+
+def scan_fn(x, y):
+    def step(c, ab):
+        a, b = ab
+        c = c + a * b
+        return c, (c, a.sum())
+    carry, (ys, zs) = F.scan(step, x[0] * 0.0, (x, y))
+    return carry, ys, zs
+
+
+def scan_empty_ref(x):
+    return x.sum(axis=0), np.zeros((0, 3))
+
+
+CONTROL = [
+    S(Op.COND, "then-taken", cond_ref, cond_fn, np.abs(cf_normal(3, 4)), cf_normal(3, 4)),
+    S(Op.COND, "else-taken", cond_ref, cond_fn, -np.abs(cf_normal(3, 4)), cf_normal(3, 4)),
+    S(Op.COND, "f32", cond_ref, cond_fn, np.abs(cf_normal(2, 3, dtype=f32)), cf_normal(2, 3, dtype=f32)),
+    S(Op.COND, "closures-two-outputs-then", cond_closure_ref, cond_closure_fn, np.abs(cf_normal(2, 3)),
+      np.abs(cf_normal(3, 3))),
+    S(Op.COND, "closures-two-outputs-else", cond_closure_ref, cond_closure_fn, np.abs(cf_normal(2, 3)),
+      -np.abs(cf_normal(3, 3))),
+    S(Op.COND, "nested-inner-else", nested_cond_ref, nested_cond_fn, np.array([1.0, -2.0, 3.0])),
+    S(Op.COND, "nested-inner-then", nested_cond_ref, nested_cond_fn, np.array([1.0, 2.0, 3.0])),
+    S(Op.COND, "nested-outer-else", nested_cond_ref, nested_cond_fn, np.array([-1.0, 2.0, 3.0])),
+    S(Op.WHILE_LOOP, "zero-iterations", while_ref, while_fn, cf_normal(4, scale=0.01)),
+    S(Op.WHILE_LOOP, "several-iterations", while_ref, while_fn, cf_normal(4, scale=10.0)),
+    S(Op.FORI_LOOP, "index-in-body", fori_ref,
+      lambda x, lower, upper: F.fori_loop(lower, upper, lambda i, acc: acc * 0.5 + x[i], x),
+      cf_normal(4), np.int64(1), np.int64(4)),
+    S(Op.FORI_LOOP, "empty-range", fori_ref,
+      lambda x, lower, upper: F.fori_loop(lower, upper, lambda i, acc: acc * 0.5 + x[i], x),
+      cf_normal(4), np.int64(3), np.int64(3)),
+    S(Op.SCAN, "pairs-of-xs-and-ys", scan_ref, scan_fn, cf_normal(5, 3), cf_normal(5, 3)),
+    S(Op.SCAN, "f32", scan_ref, scan_fn, cf_normal(4, 2, dtype=f32), cf_normal(4, 2, dtype=f32)),
+    S(Op.SCAN, "length-0", scan_empty_ref,
+      lambda x: F.scan(lambda c, row: (c + row, row * 2.0), x.sum(axis=0), x[:0]), cf_normal(2, 3)),
+]
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The table
 
 
@@ -1018,7 +1226,7 @@ def _build() -> list[Sample]:
     for row in REDUCTIONS:
         samples += reduction_samples(*row)
     samples += ELEMENTWISE_OTHER + WEAK_SCALARS_EXAMPLES + CONSTANTS + SHAPE + LINALG
-    samples += INDEXING + IN_PLACE + NN + PROGRAMS
+    samples += INDEXING + IN_PLACE + NN + CONV + PROGRAMS + CONTROL
     duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
     assert not duplicates, f"sample ids must be unique: {duplicates}"
     return samples

@@ -50,13 +50,16 @@ def test_one_method_per_family_can_be_overridden():
 
     for family in FAMILIES:
         def counted(self, node, args, family=family):
-            calls[family] += 1
+            if self.graph is self.top:  # nodes inside regions run through these methods too, once per run
+                calls[family] += 1
             return getattr(Interpreter, family)(self, node, args)
         setattr(Counting, family, counted)
 
     for name in views_samples.SAMPLES:
         g = views_samples.make_graph(name)
-        Counting(g).run(views_samples.make_inputs(g))
+        interp = Counting(g)
+        interp.top = g
+        interp.run(views_samples.make_inputs(g))
     total = {family: 0 for family in FAMILIES}
     for name in views_samples.SAMPLES:
         for node in views_samples.make_graph(name).nodes:

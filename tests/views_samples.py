@@ -103,10 +103,11 @@ def make_inputs(graph, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     inputs = {}
     for name, t in graph.input_types().items():
+        shape = tuple(d if type(d) is int else SYMBOL_SIZE for d in t.shape)
         if np.issubdtype(t.dtype, np.integer):
-            inputs[name] = rng.integers(1, 3, size=t.shape).astype(t.dtype)
+            inputs[name] = rng.integers(1, 3, size=shape).astype(t.dtype)
         else:
-            x = rng.standard_normal(t.shape).astype(t.dtype)
+            x = rng.standard_normal(shape).astype(t.dtype)
             if x.size:
                 x.flat[0] = -0.0
             inputs[name] = x
@@ -127,3 +128,40 @@ def ops_covered() -> set[Op]:
 
 def all_ops() -> set[Op]:
     return set(Op) - set(SOURCE_OPS) | set(SOURCE_OPS)
+
+
+# Added after the others so that their recorded source lines stay where the expect tests pin them.
+
+def symbolic_sizes(x):
+    """Sizes known only at run time: a reshape into heads, a mean divisor, 1/sqrt(d), a slice, a size returned."""
+    T, d = x.shape
+    heads = x.reshape(T, 2, d // 2)
+    return heads.sum(axis=1) / T * (1.0 / np.sqrt(d)) * d ** -0.5, x[:T - 1], T * d
+
+
+SAMPLES["symbolic_sizes"] = (symbolic_sizes, {"x": ("T", "d")}, None)
+SYMBOL_SIZE = 6
+"""The size each symbolic dimension gets in ``make_inputs`` (even, and at least 2, as the samples' guards need)."""
+
+
+def control(x, w):
+    """Structured control flow: a branch on data, a data-dependent loop, a counted loop and a scan."""
+    y = F.cond(x.sum() > 0, lambda a: np.tanh(a @ w), lambda a: -a, x)
+    y, n = F.while_loop(lambda c: np.abs(c[0]).sum() > 1.0, lambda c: (c[0] * 0.5, c[1] + 1), (y, 0))
+    z = F.fori_loop(0, 3, lambda i, acc: acc + x * i, x)
+    total, rows = F.scan(lambda c, row: (c + row, c * row), x[0], x)
+    return y, n, z, total, rows
+
+
+SAMPLES["control"] = (control, {"x": (3, 4), "w": (4, 4)}, None)
+
+
+def conv_net(x, p):
+    """A small vision block: convolution, batch norm (running statistics), ReLU, max and average pooling."""
+    h = F.relu(F.batch_norm(F.conv2d(x, p["conv_w"], padding=1), p["mean"], p["var"], p["gamma"], p["beta"]))
+    return F.max_pool2d(h, 2), F.avg_pool2d(h, 3, stride=1, padding=1)
+
+
+SAMPLES["conv_net"] = (conv_net, {"x": (2, 3, 6, 6)}, {
+    "conv_w": _RNG.standard_normal((4, 3, 3, 3)) / 4, "mean": _RNG.standard_normal(4),
+    "var": _RNG.uniform(0.5, 2.0, 4), "gamma": _RNG.standard_normal(4), "beta": _RNG.standard_normal(4)})

@@ -1,14 +1,22 @@
-"""The reference interpreter: the living definition of every op. Every other backend is tested against it."""
+"""The reference interpreter: the living definition of every op. Every other backend is tested against it.
+
+A graph with symbolic sizes first binds each size from the inputs and checks its shape guards
+(``ir/sizes.py``); symbolic attributes are then evaluated for those sizes before each op's implementation runs.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Mapping
 
 import numpy as np
 
 from ..errors import GraphExecutionError, GraphInputError
-from ..ir.types import dtype_name
+from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, has_symbols, is_symbolic_graph
+from ..ir.symbolic import evaluate
+from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
+from ..ops.control import RegionFn
 
 
 def bind_inputs(graph, inputs: Mapping[str, object]) -> dict[str, object]:
@@ -49,9 +57,12 @@ def _expected(graph) -> str:
                                            if graph.param_values else "")
 
 
-def execute(graph, inputs: Mapping[str, object]) -> dict:
-    """Run every node in order; return the environment mapping each value to its array."""
+def execute(graph, inputs: Mapping[str, object], sizes: Mapping[str, int] | None = None) -> dict:
+    """Run every node in order; return the environment mapping each value to its array. A symbolic graph's
+    sizes are bound from ``inputs`` unless given (nothing is checked here: ``run`` checks)."""
     env: dict = {}
+    if sizes is None and is_symbolic_graph(graph):
+        sizes = bind_sizes(graph, inputs)[0]
     for node in graph.nodes:
         op = node.op
         if op == Op.INPUT:
@@ -62,8 +73,9 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
         elif op == Op.CONST:
             env[node.outputs[0]] = node.attrs["value"]
         else:
+            attrs = bind_attrs(node.attrs, sizes) if sizes else node.attrs
             try:
-                result = opdef(op).impl(*[env[v] for v in node.inputs], **node.attrs)
+                result = opdef(op).impl(*[env[v] for v in node.inputs], **impl_attrs(node, region_runner, attrs))
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
@@ -74,11 +86,57 @@ def execute(graph, inputs: Mapping[str, object]) -> dict:
     return env
 
 
+def impl_attrs(node, runner, attrs: dict | None = None) -> dict:
+    """The attributes (``node.attrs`` unless given, e.g. with sizes bound) as the op's implementation takes them:
+    each region graph replaced by a ``RegionFn`` that runs it (``runner(region)`` makes the function). Nodes
+    without regions keep their attributes as they are."""
+    attrs = node.attrs if attrs is None else attrs
+    keys = opdef(node.op).regions
+    if not keys:
+        return attrs
+    attrs = dict(attrs)
+    for key in keys:
+        region = node.attrs[key]
+        attrs[key] = RegionFn(_named(runner(region), key), partial(result_types, region))
+    return attrs
+
+
+def result_types(region, *values) -> tuple:
+    """The types of ``region``'s outputs for inputs like ``values``: its symbolic sizes bound from their shapes."""
+    types = tuple(v.type for v in region.outputs)
+    if not is_symbolic_graph(region):
+        return types
+    sizes = bind_sizes(region, dict(zip(region.input_names, values)))[0]
+    return tuple(TensorType(t.dtype, tuple(evaluate(d, sizes) if type(d) is not int else d for d in t.shape))
+                 for t in types)
+
+
+def _named(fn, key: str):
+    """``fn``, with a failure inside it saying which region it happened in."""
+    def run_region(*values):
+        try:
+            return fn(*values)
+        except GraphExecutionError as e:
+            raise GraphExecutionError(f"in region {key}: {e}", e.node) from e
+    return run_region
+
+
+def region_runner(region):
+    """A function running ``region`` with the reference interpreter: its inputs in order -> its outputs."""
+    names = region.input_names
+
+    def run_region(*values):
+        env = execute(region, dict(zip(names, values)))
+        return [env[v] for v in region.outputs]
+    return run_region
+
+
 def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array) and return its outputs as arrays, in order."""
     bound = bind_inputs(graph, inputs)
+    sizes = checked_sizes(graph, bound) if is_symbolic_graph(graph) else {}
     try:
-        env = execute(graph, bound)
+        env = execute(graph, bound, sizes)
     except GraphExecutionError as e:
         mismatches = _type_mismatches(graph, bound)
         if not mismatches:
@@ -106,8 +164,11 @@ def prepare(graph):
     """The interpreter with its bookkeeping done once: a function ``inputs -> outputs`` for repeated calls.
 
     Values live in a list indexed by position instead of a dict, and each step's implementation, operand
-    positions and attributes are looked up once. It runs the same NumPy calls in the same order as ``run``.
+    positions and attributes are looked up once (regions are prepared once too). It runs the same NumPy calls in
+    the same order as ``run``. A symbolic graph binds its sizes and checks its shape guards on every call, as
+    ``run`` does.
     """
+    symbolic = is_symbolic_graph(graph)
     slot: dict = {}
     loads, steps = [], []
     for node in graph.nodes:
@@ -120,8 +181,9 @@ def prepare(graph):
         elif node.op == Op.CONST:
             loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
         else:
-            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), node.attrs,
-                          tuple(slot[v] for v in node.outputs), node))
+            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), impl_attrs(node, _prepared_region),
+                          tuple(slot[v] for v in node.outputs), opdef(node.op).multi_output, node,
+                          symbolic and has_symbols(node.attrs)))
     outputs = [slot[v] for v in graph.outputs]
     size = len(slot)
 
@@ -129,13 +191,16 @@ def prepare(graph):
         env = [None] * size
         for i, name, value in loads:
             env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
-        for impl, ins, attrs, outs, node in steps:
+        sizes = checked_sizes(graph, inputs) if symbolic else None
+        for impl, ins, attrs, outs, multi_output, node, bind in steps:
+            if bind:
+                attrs = bind_attrs(attrs, sizes)
             try:
                 result = impl(*[env[j] for j in ins], **attrs)
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            if len(outs) == 1:
+            if not multi_output:  # (a multi-output op returns a tuple even when it has one output)
                 env[outs[0]] = result
             else:
                 for j, r in zip(outs, result):
@@ -143,3 +208,8 @@ def prepare(graph):
         return [env[j] for j in outputs]
 
     return run_prepared
+
+
+def _prepared_region(region):
+    run_prepared, names = prepare(region), region.input_names
+    return lambda *values: run_prepared(dict(zip(names, values)))

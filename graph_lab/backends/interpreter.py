@@ -20,10 +20,14 @@ returns a new graph. By default it copies every node; override a family method t
             return b.div(b.sub(e, 1.0), b.add(e, 1.0))
 
 Dispatch is by ``OpDef.family``, so a new op of the table is handled by its family's method with no change here.
+A control-flow node's regions are run by ``run_region``; the ``Transformer`` copies such a node whole (its regions
+are shared with the new graph, not walked): override ``control`` to rewrite one.
 """
 
 from __future__ import annotations
 
+import copy
+from functools import partial
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -31,10 +35,12 @@ import numpy as np
 from ..errors import GraphEditError, GraphExecutionError, GraphLabError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node
+from ..ir.shape_env import graph_facts
+from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, is_symbolic_graph
 from ..ops import REGISTRY, Op, opdef
-from .interpret import bind_inputs
+from .interpret import bind_inputs, impl_attrs
 
-FAMILIES = ("source", "unary", "binary", "reduce", "linalg", "shape", "index", "nn")
+FAMILIES = ("source", "unary", "binary", "reduce", "linalg", "shape", "index", "nn", "control")
 _unknown = {d.family for d in REGISTRY.values()} - set(FAMILIES)
 assert not _unknown, f"op families without an Interpreter method: {_unknown}"
 
@@ -62,6 +68,8 @@ class Interpreter:
         """The value of each IR value computed so far (``Value -> array``)."""
         self.inputs: dict[str, Any] = {}
         """The current run's inputs by name (parameters given here replace their stored values)."""
+        self.sizes: dict[str, int] | None = None
+        """The current run's value of each size symbol (None for a graph with static shapes)."""
         self._hooks: list[Hook] = []
 
     def register_hook(self, hook: Hook) -> HookHandle:
@@ -72,6 +80,7 @@ class Interpreter:
     def run(self, inputs: Mapping[str, Any]) -> list[np.ndarray]:
         """The graph's outputs for ``inputs`` (name -> array), as ``run(graph, inputs)`` returns them."""
         self.inputs = bind_inputs(self.graph, inputs)
+        self.sizes = checked_sizes(self.graph, self.inputs) if is_symbolic_graph(self.graph) else None
         self.run_nodes()
         return [np.asarray(self.env[v]) for v in self.graph.outputs]
 
@@ -131,10 +140,24 @@ class Interpreter:
     def nn(self, node: Node, args: tuple) -> Any:
         return self.call_op(node, args)
 
+    def control(self, node: Node, args: tuple) -> Any:
+        """``cond``, ``while_loop``, ``fori_loop``, ``scan``: the op's implementation, with each region run by
+        ``run_region`` (so hooks and overridden methods see the nodes inside regions too, each time they run)."""
+        return self.call_op(node, args)
+
     # --- the leaves every family method ends in
 
     def call_op(self, node: Node, args: tuple) -> Any:
-        return opdef(node.op).impl(*args, **node.attrs)
+        attrs = bind_attrs(node.attrs, self.sizes) if self.sizes else node.attrs
+        return opdef(node.op).impl(*args, **impl_attrs(node, lambda region: partial(self.run_region, region), attrs))
+
+    def run_region(self, region: Graph, *values) -> list:
+        """Run a region graph on ``values`` with a copy of this interpreter (same class, hooks and state)."""
+        sub = copy.copy(self)
+        sub.graph, sub.inputs = region, dict(zip(region.input_names, values))
+        sub.sizes = bind_sizes(region, sub.inputs)[0] if is_symbolic_graph(region) else None
+        sub.run_nodes()
+        return [sub.env[v] for v in region.outputs]
 
     def read_input(self, node: Node) -> Any:
         return self.inputs[node.attrs["name"]]
@@ -161,7 +184,8 @@ class Transformer(Interpreter):
     def transform(self) -> Graph:
         """The new graph, verified. Guards and the output structure are kept."""
         new = self.builder.graph
-        self.run_nodes()
+        with graph_facts(self.graph):  # the type rules of symbolic shapes use the graph's shape guards
+            self.run_nodes()
         new.outputs = [self.env[v] for v in self.graph.outputs]
         new.out_tree = self.graph.out_tree
         new.guards = list(self.graph.guards)

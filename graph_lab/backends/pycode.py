@@ -11,6 +11,9 @@ comment::
         v4 = np.multiply(v3, v2)      # f64[4,16]
         return [v4]
 
+A control-flow node (``cond``, ``while_loop``, ...) is a call of its op's implementation with each region passed in
+as a function compiled the same way from the region's own generated code: ``(v5,) = impl_cond(v4, v0, **consts[2])``.
+
 Each node is written by the emitter for its op (``OP_EMITTERS``) or else for its family (``FAMILY_EMITTERS``);
 the default calls the op's own implementation, passed in as ``impl_<op>``, so a new op of the table needs no
 change here. Every call is the very function ``run`` calls, in the same order, so the results agree bit for bit.
@@ -20,6 +23,10 @@ names are user data (and, through the parser, file data), so the function reads 
 position, and every value that is not a small number (arrays, strings, dtypes, attribute dicts) is passed in
 through the ``consts`` tuple. The wrapper maps names to positions outside the source, and ``_check_source``
 refuses any source with a quote, a backslash or a double underscore, as a last line of defence.
+
+A graph with symbolic sizes reads each size from an input's shape at the top (``s0 = inputs[0].shape[0]``,
+the symbol's name only in a comment) and writes symbolic attributes and ``size`` nodes as Python arithmetic on
+those (``np.reshape(v4, (s0, 2, s1 // 2))`` is ``(s0, 2, s1//2)``); the wrapper checks the shape guards first.
 """
 
 from __future__ import annotations
@@ -33,13 +40,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GraphExecutionError
+from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph, symbol_sources
+from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
-from .interpret import bind_inputs
+from .interpret import bind_inputs, impl_attrs
 
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
-_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*#\n")
+_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*/%#\n")
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,9 @@ class _Context:
         self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
         self.consts: list = []
         self.impls: dict[str, Callable] = {}
+        self.sources = symbol_sources(graph)
+        """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
+        self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"
@@ -82,8 +94,28 @@ class _Context:
 
     def value(self, value) -> str:
         """A literal for small numbers and tuples of them; anything else passed in through ``consts``."""
+        if has_symbols(value):
+            return self.symbolic(value)
         text = literal(value)
         return text if text is not None else self.passed_in(value)
+
+    def symbolic(self, value) -> str:
+        """Python arithmetic on the sizes for an expression (or a tuple of them and ints); anything else that
+        holds sizes is bound at run time by a function passed in: ``consts[3](s0, s1)``."""
+        if isinstance(value, (Expr, FloatExpr)):
+            return str(self.renamed(value))  # Python arithmetic, whole as an argument or item: no parentheses
+        if type(value) is tuple and all(isinstance(v, (int, Expr, FloatExpr)) for v in value):
+            parts = [self.symbolic(v) if has_symbols(v) else literal(v) for v in value]
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        names = list(self.sources)
+        binder = self.passed_in(lambda *sizes: bind_attrs({"v": value}, dict(zip(names, sizes)))["v"])
+        return f"{binder}({', '.join(self.size_names.values())})"
+
+    def renamed(self, x):
+        """``x`` with each symbol renamed to its ``s<i>`` (user names never reach the source)."""
+        if isinstance(x, FloatExpr):
+            return FloatExpr(x.op, tuple(self.renamed(a) for a in x.args))
+        return substitute(x, {n: symbol(s) for n, s in self.size_names.items()})
 
     def kwargs(self, attrs: dict) -> list[str]:
         if all(_is_identifier(k) for k in attrs):
@@ -153,6 +185,10 @@ def _emit_const(node, ctx: _Context) -> str:
     return ctx.value(node.attrs["value"])
 
 
+def _emit_size(node, ctx: _Context) -> str:
+    return str(ctx.renamed(node.attrs["expr"]))
+
+
 def _emit_subscript(node, ctx: _Context) -> str:
     """``v0[:, -1, v2]``: the key template with its index-array slots filled by operand names."""
     parts = [_key_part(k, node, ctx) for k in node.attrs["key"]]
@@ -167,8 +203,11 @@ def _key_part(k, node, ctx: _Context) -> str | None:
         return "..."
     if isinstance(k, Slot):
         return ctx.var(node.inputs[k.pos]) if 0 < k.pos < len(node.inputs) else None
+    if isinstance(k, Expr):
+        return ctx.symbolic(k)
     if isinstance(k, Slice):
-        ends = ["" if x is None else literal(x) if type(x) is int else None for x in k]
+        ends = ["" if x is None else literal(x) if type(x) is int else ctx.symbolic(x) if isinstance(x, Expr)
+                else None for x in k]
         if any(e is None for e in ends):
             return None
         return f"{ends[0]}:{ends[1]}" + (f":{ends[2]}" if k.step is not None else "")
@@ -181,11 +220,18 @@ def _emit_pow(node, ctx: _Context) -> str:
     return f"({a} ** {b})" if node.attrs.get("operator") else f"np.power({a}, {b})"
 
 
+def _emit_control(node, ctx: _Context) -> str:
+    """The op's implementation, given each region as a function compiled from the region's generated code."""
+    attrs = impl_attrs(node, compiled_region)
+    return f"{ctx.impl(opdef(node.op))}({', '.join(ctx.args(node) + ctx.kwargs(attrs))})"
+
+
 # How each node is written, by op, then by family (two tables: the op "index" and the family "index" differ).
 OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.INPUT: _emit_input,        # v0 = inputs[0]            (names are mapped to positions outside)
     Op.PARAM: _emit_param,        # v1 = params[0]
     Op.CONST: _emit_const,        # v4 = 0.5                  (or consts[i] for arrays and the like)
+    Op.SIZE: _emit_size,          # v9 = s1 // 2              (sizes read from input shapes at the top)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
     Op.POW: _emit_pow,            # v6 = (v4 ** v5)          (or np.power(v4, v5))
 }
@@ -193,6 +239,7 @@ FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)
     "binary": _emit_numpy,        # v7 = np.add(v5, v6)
     "linalg": _emit_numpy,        # v8 = np.matmul(v0, v1)
+    "control": _emit_control,     # (v9,) = impl_cond(v8, v0, **consts[0])   (regions compiled on their own)
 }
 
 
@@ -203,15 +250,30 @@ def _emitter(node) -> Callable[[Any, _Context], str]:
 
 # --- the whole function
 
-def generate(graph) -> PyCode:
-    """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list."""
+Statement = Callable[[Any, _Context], "tuple[str, str] | None"]
+
+
+def generate(graph, statement: Statement | None = None) -> PyCode:
+    """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list.
+
+    ``statement(node, ctx)``, when given, may write a node differently: it returns ``(code, comment)`` for the
+    node's line (``("", "")`` leaves the node out), or None for the usual line. The code backends use it to
+    add ``out=`` buffers and calls of fused kernels; everything else is written here, once."""
     ctx = _Context(graph)
     body: list[tuple[str, str, Any]] = []
     for node in graph.nodes:
+        custom = statement(node, ctx) if statement is not None else None
+        if custom is not None:
+            if custom[0]:
+                body.append((custom[0], _safe_comment(custom[1]), node))
+            continue
         names = [ctx.var(v) for v in node.outputs]
         lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
         comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
         body.append((f"{lhs} = {_emitter(node)(node, ctx)}", comment, node))
+    sizes = [(f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
+              _safe_comment(name), None) for name, source in ctx.sources.items()]
+    body = sizes + body
     width = max([len(code) for code, _, _ in body if len(code) < COMMENT_COLUMN] + [0])
     lines = ["def forward(inputs, params, consts):"]
     line_nodes = {}
@@ -223,6 +285,10 @@ def generate(graph) -> PyCode:
     _check_source(source)
     return PyCode(source, tuple(ctx.consts), ctx.impls, list(graph.input_names),
                   [n.attrs["name"] for n in graph.param_nodes], line_nodes)
+
+
+def _input_position(graph, name: str) -> int:
+    return graph.input_names.index(name)
 
 
 def _safe_comment(text: str) -> str:
@@ -242,12 +308,13 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     Parameters may be passed too, by name, to replace their stored values for this call. Compile again after
     editing the graph."""
     code = generate(graph)
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls}
-    exec(compile(code.source, FILENAME, "exec"), namespace)
-    forward = namespace["forward"]
+    symbolic = is_symbolic_graph(graph)
+    forward = _compile(code)
 
     def compiled(**named) -> list[np.ndarray]:
         bound = bind_inputs(graph, named)
+        if symbolic:
+            checked_sizes(graph, bound)
         inputs = tuple(bound[name] for name in code.input_names)
         params = tuple(bound[name] if name in bound else graph.param_values[name] for name in code.param_names)
         try:
@@ -265,6 +332,19 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     return compiled
 
 
+def _compile(code: PyCode) -> Callable:
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls}
+    exec(compile(code.source, FILENAME, "exec"), namespace)
+    return namespace["forward"]
+
+
+def compiled_region(region) -> Callable[..., list]:
+    """A region graph as a function of its inputs (in order) returning its outputs, from its generated code."""
+    code = generate(region)
+    forward = _compile(code)
+    return lambda *values: forward(values, (), code.consts)
+
+
 def _generated_line(tb: types.TracebackType | None) -> int | None:
     """The line of the generated source being run when the exception was raised."""
     line = None
@@ -273,3 +353,16 @@ def _generated_line(tb: types.TracebackType | None) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+def expression(node, ctx: _Context) -> str:
+    """The right-hand side ``generate`` writes for ``node`` (``np.add(v1, v2)``, ``impl_gelu(v3)``...)."""
+    return _emitter(node)(node, ctx)
+
+
+def numpy_ufunc(node) -> "np.ufunc | None":
+    """The NumPy ufunc a node's line calls directly (so it takes ``out=``), or None."""
+    definition = opdef(node.op)
+    if _emitter(node) is not _emit_numpy or node.attrs or _numpy_function(definition) is None:
+        return None
+    return definition.impl if isinstance(definition.impl, np.ufunc) else None

@@ -1,8 +1,9 @@
 """``F``: one function per op of the table, usable on NumPy arrays (run now) and on stand-ins (recorded).
 
 ``F.tanh(x)``, ``F.softmax(x, axis=-1)``, ``F.layer_norm(x, w, b)``, ``F.linear(x, w, b)``... are generated from
-the op table, so adding an op adds its ``F`` function. A model written with ``F`` runs eagerly on arrays and is
-captured by ``trace`` or ``LazyRunner`` without a change.
+the op table, so adding an op adds its ``F`` function. ``F.cond``, ``F.while_loop``, ``F.fori_loop`` and
+``F.scan`` take functions (jax.lax's signatures) and trace them into regions. A model written with ``F`` runs
+eagerly on arrays and is captured by ``trace`` or ``LazyRunner`` without a change.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from ..ops import REGISTRY, SOURCE_OPS, Op
 from .numpy_api import hstack, vstack  # noqa: F401  (composites re-exported as F.hstack, F.vstack)
 from .tensor import call_op
+from . import control
 
 
 def _make(op: Op):
@@ -23,6 +25,9 @@ def _make(op: Op):
 for _op in Op:
     if _op not in SOURCE_OPS:
         globals()[_op.value] = _make(_op)
+
+# Control flow takes Python functions, traced into regions (frontends/control.py), not values.
+cond, while_loop, fori_loop, scan = control.cond, control.while_loop, control.fori_loop, control.scan
 
 
 def array_split(x, indices_or_sections, axis=0):

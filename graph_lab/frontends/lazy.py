@@ -15,6 +15,7 @@ import numpy as np
 from ..backends.interpret import execute
 from ..guards import to_python
 from ..ir.graph import Graph, Node, Value
+from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..ops import Op
@@ -188,5 +189,7 @@ def _attrs_key(attrs: dict) -> tuple:
             v = (float, v.hex())
         elif isinstance(v, (int, bool, complex)):
             v = (type(v), v)
+        elif isinstance(v, Graph):  # a region of a control-flow node (F.cond, ...): the same when it prints the same
+            v = ("region", print_graph(v))
         items.append((k, v))
     return tuple(items)

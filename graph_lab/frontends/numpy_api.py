@@ -126,11 +126,9 @@ def _op(op: Op):
     return lambda *args, **kwargs: call_op(op, *args, **kwargs)
 
 
-def _static(fn):
-    """NumPy functions that only read static properties (shape, ndim, size)."""
-    def apply(a, *args, **kwargs):
-        return fn(np.lib.stride_tricks.as_strided(np.zeros(1, a.dtype), a.shape, (0,) * a.ndim), *args, **kwargs)
-    return apply
+def _size(a, axis=None):
+    """``np.size``: a static property (a SymInt for a symbolic size)."""
+    return a.size if axis is None else a.shape[axis]
 
 
 FUNCTIONS = {
@@ -145,7 +143,7 @@ FUNCTIONS = {
     np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE),
     np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
     np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
-    np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _static(np.size),
+    np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _size,
 }
 
 

@@ -12,10 +12,16 @@ import numpy as np
 from ..errors import OpError, TraceError
 from ..ir.graph import Node, Value
 from ..ir.source import SourceLoc, user_location
+from ..ir.symbolic import SymbolicValue
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.indexing import is_basic
 from .tensor import Storage, Tensor, reshape_always_a_view
+
+
+TRACING_REGIONS: list = []
+"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
+pops them)."""
 
 
 class Recorder:
@@ -26,6 +32,11 @@ class Recorder:
     the caller's arrays, whose mutation a graph cannot replay)."""
     kind = "trace"
     """Word used in messages: 'trace' or 'lazy'."""
+    shape_env = None
+    """The ShapeEnv of a capture with symbolic sizes (``ir/shape_env.py``); None when every size is static."""
+    depth = 0
+    """How deeply nested the capture is: 0 for a whole function, 1 + its parent's for a region of a control-flow
+    node (``frontends/control.py``), so an op mixing both records into the innermost."""
 
     def add_node(self, node: Node) -> None:
         """Store a freshly made node (a trace appends it to its graph)."""
@@ -33,6 +44,14 @@ class Recorder:
     def concretize(self, t: Tensor, kind: str):
         """The Python value of ``t`` as a bool/int/float/item/array: what tracing cannot know."""
         raise NotImplementedError
+
+    def innermost(self) -> "Recorder":
+        """Where an op on this capture's tensors is recorded: the innermost region of this capture being traced
+        (a branch of ``F.cond`` computing with tensors from outside it), else this capture itself."""
+        for region in reversed(TRACING_REGIONS):
+            if region.inside(self):
+                return region
+        return self
 
     # --- making nodes
 
@@ -46,6 +65,21 @@ class Recorder:
         self.add_node(node)
         return node.output
 
+    def size_value(self, expr, loc: SourceLoc | None) -> Value:
+        """A ``size`` node computing ``expr`` from the input sizes at run time (one per expression)."""
+        made = getattr(self, "_size_values", None)
+        if made is None:
+            made = self._size_values = {}
+        if expr not in made:
+            node = Node(Op.SIZE, (), {"expr": expr}, REGISTRY[Op.SIZE].infer((), {"expr": expr}), loc)
+            self.add_node(node)
+            made[expr] = node.output
+        return made[expr]
+
+    def size_tensor(self, expr) -> Tensor:
+        """A stand-in tensor holding the size ``expr`` (a Python int or float when the graph runs)."""
+        return Tensor(self, self.size_value(expr, self.location()))
+
     def operand_value(self, x, loc: SourceLoc | None) -> Value:
         if isinstance(x, Tensor):
             if x._rec is not self:
@@ -58,7 +92,16 @@ class Recorder:
             return x._value
         if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
             return self.const(x, loc)
+        if isinstance(x, SymbolicValue):
+            if x.env is not self.shape_env:
+                raise TraceError(f"the size {x.expr} comes from another capture, but it was used in this "
+                                 f"{self.kind} at {loc.describe() if loc else 'unknown location'}")
+            return self.size_value(x.expr, loc)
         if isinstance(x, (list, tuple)):
+            if any(isinstance(v, SymbolicValue) for v in x):
+                raise TraceError(f"a list holding symbolic sizes ({x!r}) used as an array at "
+                                 f"{loc.describe() if loc else 'unknown location'}; a graph constant cannot hold "
+                                 f"a size known only at run time. Use the sizes one by one as tensor operands")
             return self.const(np.asarray(x), loc)
         raise TraceError(f"{type(x).__name__} object used as an array operand at "
                          f"{loc.describe() if loc else 'unknown location'}; only arrays, Python numbers and "
@@ -70,6 +113,8 @@ class Recorder:
 
     def emit(self, op: Op, operands: list, attrs: dict):
         loc = self.location()
+        if self.shape_env is not None:
+            self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
         values = tuple(self.operand_value(x, loc) for x in operands)
         try:
@@ -82,7 +127,7 @@ class Recorder:
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
         if isinstance(first, Tensor):
-            if op == Op.RESHAPE and not reshape_always_a_view(first.shape, attrs["shape"]):
+            if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                 # A view or a copy, depending on memory layout, which a stand-in does not know.
                 outs[0]._maybe_alias = (first._storage, first._storage.version)
             elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):

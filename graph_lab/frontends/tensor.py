@@ -14,8 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError, TraceError
+from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
+from ..ops.base import same_shape
 from ..ops.indexing import Slice, bind_key
+from .symbols import wrap
 
 _NOT_A_TENSOR = object()
 
@@ -31,23 +34,32 @@ class Storage:
 
 
 def _find_recorder(args):
+    """The capture of the stand-ins among ``args`` (one level into lists and tuples): the innermost one when a
+    region's stand-ins meet those of the capture around it (``acc + x * i`` in a loop body reading ``x``)."""
+    found = None
     for a in args:
-        if isinstance(a, Tensor):
-            return a._rec
-        if isinstance(a, (list, tuple)):
-            for b in a:
-                if isinstance(b, Tensor):
-                    return b._rec
-    return None
+        for b in (a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(b, Tensor):
+                rec = b._rec
+            elif isinstance(b, SymbolicValue) and b.env.recorder is not None and b is a:
+                rec = b.env.recorder
+            else:
+                continue
+            if found is None or rec.depth > found.depth:
+                found = rec
+    return found
 
 
 def call_op(op: Op, *args, **kwargs):
     """Apply ``op`` to ``args``: recorded if any operand is a stand-in tensor, else run eagerly with NumPy."""
     definition = REGISTRY[op]
-    rec = _find_recorder(args) or _find_recorder(kwargs.values())
+    rec = _find_recorder((*args, *kwargs.values()))
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
+    rec = rec.innermost()
+    if rec.shape_env is not None:
+        rec.shape_env.loc = rec.shape_env.here()  # a shape guard recorded while binding points at the user's line
     try:
         operands, attrs = definition.bind(*args, **kwargs)
     except OpError as e:
@@ -78,8 +90,13 @@ class Tensor(TensorLike):
         return self._value.type
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.type.shape
+    def shape(self) -> tuple:
+        """The sizes, as ints; a symbolic size is a ``SymInt`` (Python arithmetic on it stays symbolic)."""
+        shape = self._value.type.shape
+        env = self._rec.shape_env
+        if env is None or all(type(d) is int for d in shape):
+            return shape
+        return tuple(wrap(d, env) for d in shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -91,7 +108,10 @@ class Tensor(TensorLike):
 
     @property
     def size(self) -> int:
-        return self._value.type.size
+        size = self._value.type.size
+        if type(size) is int:
+            return size
+        return wrap(size, self._rec.shape_env)
 
     @property
     def T(self) -> "Tensor":
@@ -183,7 +203,7 @@ class Tensor(TensorLike):
             base, op, attrs = self._view
             base._write(_write_back(base, op, attrs, new))
         else:
-            self._rec.check_writable(self)
+            self._rec.innermost().check_writable(self)
             self._storage.version += 1
         self._value = new._value
         self._version = self._storage.version
@@ -204,7 +224,7 @@ class Tensor(TensorLike):
 
     def _inplace(self, op: Op, other, **attrs) -> "Tensor":
         result = call_op(op, self, other, **attrs)
-        if result.shape != self.shape:
+        if not same_shape(result.type.shape, self.type.shape):
             raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                                  f"broadcast shape {result.shape} (in-place {op})")
         if result.dtype != self.dtype:
@@ -320,17 +340,18 @@ def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:
 def reshape_always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
     """Whether NumPy's reshape from ``old`` to ``new`` is a view whatever the array's memory layout: true when
     it only splits dimensions (and adds or drops size-1 ones); merging needs strides that line up."""
-    if 0 in old:
+    symbolic = any(type(d) is not int for d in old + tuple(new))
+    if 0 in old and not symbolic:
         return True  # no elements: a write changes nothing either way
     old = tuple(d for d in old if d != 1)
     new = tuple(d for d in new if d != 1)
     j = 0
     for d in old:
         size = 1
-        while size < d:
+        while not same_shape((size,), (d,)) and j < len(new) and (symbolic or size < d):
             size *= new[j]
             j += 1
-        if size != d:
+        if not same_shape((size,), (d,)):
             return False
     return True
 
@@ -341,7 +362,7 @@ def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
         key = tuple(k.to_slice() if isinstance(k, Slice) else k for k in attrs["key"])
         return call_op(Op.INDEX_UPDATE, base, key, new)
     if op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE):
-        return call_op(Op.RESHAPE, new, base.shape)
+        return call_op(Op.RESHAPE, new, base.type.shape)
     if op == Op.TRANSPOSE:
         inverse = [0] * len(attrs["perm"])
         for i, p in enumerate(attrs["perm"]):

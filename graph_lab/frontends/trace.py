@@ -3,6 +3,10 @@
 Everything that is not a tensor operation runs as ordinary Python at trace time: loops unroll, ``if`` on
 Python values picks one branch, ``math.sqrt(2 / math.pi)`` becomes a constant. A tensor needed as a Python value
 (``if x.sum() > 0:``) is where tracing cannot follow the data; ``mode`` says what to do there.
+
+A size in ``shapes`` may be a name (``{"x": ("T", 8)}``) or a ``Dim``: the graph then holds for every size of
+it (see ``symbols.py`` for what happens to ``x.shape`` inside the function, and ``ir/shape_env.py`` for the
+shape guards).
 """
 
 from __future__ import annotations
@@ -12,11 +16,15 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..errors import TraceError
-from ..guards import ValueGuard, to_python
+from ..backends.interpret import impl_attrs, region_runner
+from ..errors import OpError, TraceError
+from ..guards import ShapeGuard, ValueGuard, to_python
 from ..ir.graph import Graph, Node, Value
+from ..ir.shape_env import Dim, ShapeEnv, using
+from ..ir.sizes import bind_attrs
 from ..ir.source import user_location
-from ..ir.types import TensorType
+from ..ir.symbolic import SymbolicValue
+from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
 from . import pytree
 from .recorder import Recorder
@@ -55,6 +63,7 @@ class Tracer(Recorder):
         result = to_python(self._evaluate(value), kind)
         if self.mode == "guard":
             guard_graph = self.graph.extract([value], name=f"guard{len(self.graph.guards)}")
+            guard_graph.guards = [g for g in self.graph.guards if isinstance(g, ShapeGuard)]
             self.graph.guards.append(ValueGuard(guard_graph, kind, result, loc))
         return result
 
@@ -80,22 +89,24 @@ class Tracer(Recorder):
             elif node.op == Op.CONST:
                 result = node.attrs["value"]
             else:
-                result = opdef(node.op).impl(*[self.known[v] for v in node.inputs], **node.attrs)
+                attrs = bind_attrs(node.attrs, self.shape_env.hints) if self.shape_env else node.attrs
+                result = opdef(node.op).impl(*[self.known[v] for v in node.inputs],
+                                             **impl_attrs(node, region_runner, attrs))
             outs = result if opdef(node.op).multi_output else (result,)
             for v, r in zip(node.outputs, outs):
                 self.known[v] = r
         return self.known[value]
 
 
-def parse_spec(name: str, spec) -> TensorType:
-    """``(4, 8)`` -> f64[4,8];  ``((4, 8), "float32")`` -> f32[4,8]."""
+def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
+    """``(4, 8)`` -> ((4, 8), f64);  ``(("B", 8), "float32")`` -> ((Dim("B"), 8), f32)."""
     shape, dtype = spec, np.float64
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list)):
         shape, dtype = spec
-    if not isinstance(shape, (tuple, list)) or not all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape):
-        raise TraceError(f"shapes[{name!r}] must be a tuple of non-negative ints like (4, 8), or (shape, dtype) "
-                         f"like ((4, 8), 'float32'); got {spec!r}")
+    if not isinstance(shape, (tuple, list)) or not all(_is_size(d) for d in shape):
+        raise TraceError(f"shapes[{name!r}] must be a tuple of sizes like (4, 8) or ('B', 8) (a size is a "
+                         f"non-negative int, a name, or a Dim), or (shape, dtype) like ((4, 8), 'float32'); "
+                         f"got {spec!r}")
     if len(shape) > MAX_RANK:
         raise TraceError(f"shapes[{name!r}] has {len(shape)} dimensions; NumPy arrays have at most {MAX_RANK}")
     try:
@@ -106,10 +117,20 @@ def parse_spec(name: str, spec) -> TensorType:
     if dt.kind not in "biufc":
         raise TraceError(f"shapes[{name!r}]: dtype {dt} is not numeric; graph_lab's tensors are bool, integer, "
                          f"float or complex")
-    return TensorType(dt, tuple(int(d) for d in shape))
+    try:
+        dims = tuple(Dim(d) if isinstance(d, str) else d if isinstance(d, Dim) else int(d) for d in shape)
+    except ValueError as e:
+        raise TraceError(f"shapes[{name!r}]: {e}") from None
+    return dims, dt
 
 
-def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
+def _is_size(d) -> bool:
+    if isinstance(d, (str, Dim)):
+        return True
+    return isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+
+
+def bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
     """The positional order of the tensor arguments and the name of the params argument."""
     try:
         params_list = list(inspect.signature(fn).parameters.values())
@@ -137,67 +158,117 @@ def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[l
 
 
 def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: str = "error",
-          example: Mapping[str, np.ndarray] | None = None) -> Graph:
+          example: Mapping[str, np.ndarray] | None = None, size_branch: str = "guard") -> Graph:
     """Capture ``fn`` as a graph by calling it on stand-in tensors.
 
-    ``shapes`` maps each tensor argument's name to a shape tuple (float64) or ``(shape, dtype)``. ``params``
-    (any nest of dicts/lists/tuples of arrays) is passed as the next positional argument; each array becomes a
-    named parameter stored with the graph. ``mode`` handles tensors needed as Python values: ``"error"`` raises
-    ``TraceError``; ``"specialize"`` uses the value computed from ``example``; ``"guard"`` does the same and
-    records a guard. Dead code is removed.
+    ``shapes`` maps each tensor argument's name to a shape tuple (float64) or ``(shape, dtype)``; a size may be
+    a name or a ``Dim`` to make it symbolic. ``params`` (any nest of dicts/lists/tuples of arrays) is passed as
+    the next positional argument; each array becomes a named parameter stored with the graph. ``mode`` handles
+    tensors needed as Python values: ``"error"`` raises ``TraceError``; ``"specialize"`` uses the value computed
+    from ``example``; ``"guard"`` does the same and records a guard. With symbolic sizes, ``example`` also gives
+    the sizes that decide a branch on a size, guarded (``size_branch="guard"``) or pinned to the example's sizes
+    (``"specialize"``). Dead code is removed.
     """
     loc = user_location(1)
     try:
         if mode not in MODES:
             raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
+        if size_branch not in SIZE_BRANCHES:
+            raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
         if not isinstance(shapes, Mapping) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
                              f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        types = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-        order, params_name = _bind_arguments(fn, list(types), params is not None)
-        if mode != "error":
-            _check_example(types, example, mode)
+        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        order, params_name = bind_arguments(fn, list(specs), params is not None)
+        symbolic = any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims)
+        if mode != "error" or (symbolic and example is not None):
+            _check_example(specs, example, mode)
+        hints = _hints(specs, example) if symbolic and example is not None else None
     except TraceError as e:
         # An argument error is the caller's: point at the trace(...) call.
         raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
 
     graph = Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda"))
     tracer = Tracer(graph, mode, example)
-    args = []
-    for name in order:
-        value = graph.add_input(name, types[name], loc)
-        args.append(Tensor(tracer, value, Storage(f"input {name!r}")))
+    if symbolic:
+        tracer.shape_env = new_shape_env(tracer, hints, size_branch)
+    args = [Tensor(tracer, graph.add_input(name, input_type(tracer, name, *specs[name], loc), loc),
+                   Storage(f"input {name!r}")) for name in order]
     if params is not None:
         def make_param(path: str, leaf):
             if isinstance(leaf, np.ndarray):
                 return Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
             return leaf
         args.append(pytree.tree_map(make_param, params, params_name))
+    return finish(tracer, fn, args)
 
-    result = fn(*args)
 
-    leaves, graph.out_tree = pytree.flatten(result)
-    graph.outputs = [_output_value(tracer, path, leaf) for path, leaf in leaves]
+SIZE_BRANCHES = ("guard", "specialize")
+
+
+def new_shape_env(tracer: Recorder, hints: dict | None, size_branch: str) -> ShapeEnv:
+    """The ShapeEnv of a symbolic capture: its guards go into the graph's guard list, in the order made."""
+    env = ShapeEnv(hints=hints, size_branch=size_branch)
+    env.guards = tracer.graph.guards
+    env.recorder = tracer
+    return env
+
+
+def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -> TensorType:
+    """The type of an input, each ``Dim`` declared in the capture's ShapeEnv (its range becomes a guard)."""
+    env = tracer.shape_env
+    try:
+        return TensorType(dtype, tuple(env.declare(d, loc) if isinstance(d, Dim) else d for d in dims))
+    except OpError as e:
+        raise TraceError(f"input {name!r}: {e}\n  at {loc.describe() if loc else 'unknown location'}") from None
+
+
+def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
+    """Call ``fn`` on the stand-ins, then make its results the graph's outputs and remove dead code."""
+    graph = tracer.graph
+    with using(tracer.shape_env):  # shape rules consult this capture's sizes (None: all static)
+        result = fn(*args)
+        leaves, graph.out_tree = pytree.flatten(result)
+        graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
     graph.remove_dead_code()
     return graph
 
 
-def _check_example(types, example, mode):
+def _check_example(specs, example, mode):
     if not isinstance(example, Mapping):
         raise TraceError(f"mode={mode!r} computes the values the function branches on, so it needs "
-                         f"example={{name: array}} for the inputs {list(types)}")
-    for name, t in types.items():
+                         f"example={{name: array}} for the inputs {list(specs)}")
+    for name, (dims, dtype) in specs.items():
         x = example.get(name)
-        if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
+        shown = "[" + ",".join(d.name if isinstance(d, Dim) else str(d) for d in dims) + "]"
+        conforms = isinstance(x, np.ndarray) and x.ndim == len(dims) and x.dtype == dtype and all(
+            isinstance(d, Dim) or n == d for n, d in zip(x.shape, dims))
+        if not conforms:
             got = str(TensorType.of(x)) if isinstance(x, np.ndarray) else type(x).__name__
             if name not in example:
                 got = "nothing (the name is missing)"
-            raise TraceError(f"example[{name!r}] must be an array of {t} (as in shapes), got {got}")
+            raise TraceError(f"example[{name!r}] must be an array of {dtype_name(dtype)}{shown} (as in shapes), "
+                             f"got {got}")
 
 
-def _output_value(tracer: Tracer, path: str, leaf) -> Value:
+def _hints(specs, example) -> dict[str, int]:
+    """The example's size of each symbol; a symbol given two different sizes is an error."""
+    hints: dict[str, int] = {}
+    for name, (dims, _) in specs.items():
+        for axis, d in enumerate(dims):
+            if isinstance(d, Dim):
+                size = example[name].shape[axis]
+                if hints.setdefault(d.name, size) != size:
+                    raise TraceError(f"example[{name!r}].shape[{axis}] is {size}, but {d.name} is "
+                                     f"{hints[d.name]} in another input")
+    return hints
+
+
+def output_value(tracer: Recorder, path: str, leaf) -> Value:
     if isinstance(leaf, Tensor):
         return tracer.operand_value(leaf, leaf._value.node.loc)
+    if isinstance(leaf, SymbolicValue):
+        return tracer.operand_value(leaf, user_location(1))
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
         return tracer.const(leaf, None)
     raise TraceError(f"the traced function returned {type(leaf).__name__} at output{path}; a graph can "

@@ -22,6 +22,7 @@ import numpy as np
 from ..ops import SOURCE_OPS, Op, TensorLike, opdef
 from .graph import Graph, Value
 from .source import SourceLoc, user_location
+from .symbolic import Expr
 from .types import TensorType
 
 _CALLER = object()  # "use the caller's source line", the default location of new nodes
@@ -52,9 +53,10 @@ class GraphBuilder:
 
     # --- sources
 
-    def input(self, name: str, shape: tuple[int, ...], dtype: Any = "float64") -> Value:
-        """A named input of the graph."""
-        return self.graph.add_input(name, TensorType(np.dtype(dtype), tuple(int(d) for d in shape)), self._loc())
+    def input(self, name: str, shape: tuple, dtype: Any = "float64") -> Value:
+        """A named input of the graph; a size may be a symbolic expression (``symbol("B")``)."""
+        dims = tuple(d if isinstance(d, Expr) else int(d) for d in shape)
+        return self.graph.add_input(name, TensorType(np.dtype(dtype), dims), self._loc())
 
     def param(self, name: str, value: np.ndarray) -> Value:
         """A named parameter; ``value`` is stored with the graph (``graph.param_values[name]``)."""

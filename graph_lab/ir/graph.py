@@ -13,7 +13,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import GraphEditError
-from ..ops import SOURCE_OPS, Op, opdef
+from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from .shape_env import graph_facts
 from .source import SourceLoc
 from .types import TensorType
 
@@ -75,6 +76,14 @@ class Node:
         (out,) = self.outputs
         return out
 
+    @property
+    def regions(self) -> tuple["Graph", ...]:
+        """The nested graphs of a control-flow node (``cond``: then, else), kept in its attributes under the
+        names ``opdef(op).regions`` lists; ``()`` for every other op."""
+        definition = REGISTRY.get(self.op)  # (an op missing from the table is for verify() to report)
+        keys = definition.regions if definition is not None else ()
+        return tuple(self.attrs[k] for k in keys if isinstance(self.attrs.get(k), Graph))
+
     def __repr__(self) -> str:
         return f"<Node {self.op} at {self.loc}>"
 
@@ -103,7 +112,8 @@ class Graph:
         """Append a node; its output types come from the op's rule (which raises ``OpError`` on bad input)."""
         inputs = tuple(inputs)
         attrs = {} if attrs is None else attrs
-        out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
+        with graph_facts(self):
+            out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
         node = Node(op, inputs, attrs, out_types, loc)
         self.nodes.append(node)
         return node
@@ -149,12 +159,19 @@ class Graph:
         return [n for n in self.nodes if id(n) in seen]
 
     def numbering(self) -> dict[Value, int]:
-        """The printed number of each value: ``%0, %1, ...`` in definition order."""
+        """The printed number of each value: ``%0, %1, ...`` in definition order. A control-flow node's outputs
+        come first, then the values of its regions, so every number of the printed text is defined once."""
         out: dict[Value, int] = {}
+        self._number(out, {id(self)})
+        return out
+
+    def _number(self, out: dict[Value, int], path: set[int]) -> None:
         for node in self.nodes:
             for v in node.outputs:
                 out[v] = len(out)
-        return out
+            for region in node.regions:
+                if id(region) not in path:  # a region holding itself is for verify() to report
+                    region._number(out, path | {id(region)})
 
     def node_text(self, node: Node, numbering: dict[Value, int] | None = None) -> str:
         """One node as in error messages: ``%5 = reshape(%4) shape=(4, 2, 4) [model.py:23]``."""
@@ -243,7 +260,9 @@ class Graph:
                 raise GraphEditError(f"cannot insert {definition.op} at position {position} of graph {self.name}: "
                                      f"operand {i} ({v!r}) is not defined before that point")
         attrs = {} if attrs is None else attrs
-        node = Node(definition.op, inputs, attrs, definition.infer(tuple(v.type for v in inputs), attrs), loc)
+        with graph_facts(self):
+            out_types = definition.infer(tuple(v.type for v in inputs), attrs)
+        node = Node(definition.op, inputs, attrs, out_types, loc)
         self.nodes.insert(position, node)
         return node
 
@@ -287,6 +306,9 @@ class Graph:
     def extract(self, outputs: list[Value], name: str | None = None, cut: dict[Value, str] | None = None) -> "Graph":
         """A new graph computing ``outputs`` with only the nodes they need, in the same order.
 
+        A control-flow node is copied whole: its regions are isolated graphs, shared with the copy, not copied
+        (no pass edits a region in place; one that changes a region builds a new one).
+
         Values in ``cut`` become inputs of the new graph with the given names (used to run part of a graph whose
         earlier values are already known). Parameters keep their names and stored values.
         """
@@ -318,16 +340,24 @@ class Graph:
         new.outputs = [mapping[v] for v in outputs]
         return new
 
-    def remove_dead_code(self) -> int:
-        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many."""
+    def needed_by(self, roots) -> set[int]:
+        """``id()`` of every node that computing the values ``roots`` needs (following operands back)."""
         live: set[int] = set()
-        stack = list(self.outputs)
+        stack = list(roots)
         while stack:
             v = stack.pop()
             if id(v.node) in live:
                 continue
             live.add(id(v.node))
             stack.extend(v.node.inputs)
+        return live
+
+    def remove_dead_code(self) -> int:
+        """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many.
+
+        A control-flow node is one node here: kept whole while any of its outputs is needed, dropped when none
+        is (its regions compute nothing else). Dead code inside a region is removed when the region is built."""
+        live = self.needed_by(self.outputs)
         keep, dropped = [], 0
         for node in reversed(self.nodes):
             if id(node) in live or node.op == Op.INPUT:

@@ -26,7 +26,7 @@ _TOKEN = re.compile(r"""
   | (?P<value>%\d++)
   | (?P<slot>\$\d++)
   | (?P<string>"[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+")
-  | (?P<punct>\.\.\.|==|[{}\[\](),:=\#])
+  | (?P<punct>\.\.\.|==|!=|>=|<=|\*\*|//|[{}\[\](),:=\#+\-*/%<>])
 """, re.VERBOSE)
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))")
@@ -79,6 +79,11 @@ class Lexer:
         tok = self.peek()
         self._peeked = None
         return tok
+
+    def push_back(self, tok: Token) -> None:
+        """Undo the last ``next()``: ``tok`` is the next token again (one token of lookahead, no more)."""
+        assert self._peeked is None, "push_back needs the lexer right after next()"
+        self._peeked = tok
 
     def rest_of_line(self) -> tuple[str, int, int]:
         """The raw text from here to the end of the line (not included), with its line and column."""

@@ -22,6 +22,7 @@ import struct
 
 import numpy as np
 
+from .symbolic import Expr, FloatExpr
 from .types import TensorType, dtype_name
 
 IDENT_RE = re.compile(r"[^\W\d]\w*")
@@ -193,6 +194,8 @@ def format_attr_value(value) -> str:
         return f"{dtype_name(value.dtype)}({format_scalar(value, value.dtype)})"
     if isinstance(value, (bool, int, float, complex)):
         return format_python_scalar(value)
+    if isinstance(value, (Expr, FloatExpr)):
+        return str(value)  # a symbolic size: d//2 (docs/ir.md, "Symbolic sizes")
     return repr(value)
 
 

@@ -15,6 +15,8 @@ import numpy as np
 from ..ops.indexing import Slice, Slot
 from .lexer import Lexer, Token
 from .literals import float_from_bits, read_float
+from .parse_sizes import Paren, SizeParser, is_dtype_name
+from .symbolic import FUNCTIONS, Expr, FloatExpr
 from .types import TensorType, dtype_from_name, dtype_name, weak_type_of
 
 MAX_DEPTH = 64
@@ -40,7 +42,6 @@ def _row(element: str) -> re.Pattern:
 _ROWS = {"f": _row(r"-?[0-9]++(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?"), "i": _row(r"-?[0-9]++"),
          "u": _row(r"-?[0-9]++"), "b": _row(r"True|False")}
 _WORDS = {"True": True, "False": False, "None": None}
-
 
 def _overflow_threshold(dtype: np.dtype) -> float:
     """The smallest magnitude that rounds to infinity in ``dtype`` (max plus half an ulp of max)."""
@@ -71,7 +72,7 @@ class _Elements:
         return arr
 
 
-class ValueParser:
+class ValueParser(SizeParser):
     """Token helpers and the value rules of the grammar (docs/ir.md)."""
 
     def __init__(self, text: str):
@@ -125,16 +126,16 @@ class ValueParser:
             raise self.error(tok, "a type (f64[4,8], bool[], or float, int, bool, complex)")
         dtype = self.dtype_named(tok)
         self.expect("[", f"'[' and the shape after {tok.text}")
-        dims: list[int] = []
+        dims: list = []
         size = 1
         if self.accept("]"):
             return TensorType(dtype, ())
         while True:
-            dim_tok = self.lex.next()
-            dim = self.int_of(dim_tok, "a size (an integer of at least 0)")
-            size *= max(dim, 1)
-            if dim < 0:
-                raise self.error(dim_tok, "a size of at least 0")
+            dim_tok = self.lex.peek()
+            dim = self.size_expr()
+            if isinstance(dim, FloatExpr) or (type(dim) is int and dim < 0):
+                raise self.error(dim_tok, "a size (an integer of at least 0, or a symbolic size like B or 2*T)")
+            size *= max(dim, 1) if type(dim) is int else 1
             if len(dims) == MAX_RANK:
                 raise self.error(dim_tok, f"at most {MAX_RANK} dimensions")
             if size > MAX_ELEMENTS:
@@ -158,15 +159,20 @@ class ValueParser:
         tok = self.lex.next()
         self.check_depth(tok, depth)
         if tok.kind == "number":
-            return self.python_number(tok)
+            number = self.python_number(tok)
+            return self.size_expr(number, depth) if self.continues_size() else number
         if tok.kind == "string":
             return self.lex.decode_string(tok)
         if tok.is_("("):
-            return self.tuple_rest(depth + 1)
+            value = self.tuple_rest(depth + 1)
+            return self.size_expr(value.value, depth) if isinstance(value, Paren) else value
         if tok.is_("["):
             return self.index_key_rest()
         if tok.kind == "ident" and tok.text in _WORDS:
             return _WORDS[tok.text]
+        if tok.kind == "ident" and (tok.text in FUNCTIONS or not is_dtype_name(tok.text)):
+            self.lex.push_back(tok)  # the word starts a symbolic size
+            return self.size_expr(None, depth)
         if tok.kind != "ident":
             raise self.error(tok, "an attribute value (a number, True, False, None, a string, a dtype, a tuple or "
                                   "an index key)")
@@ -188,6 +194,9 @@ class ValueParser:
             tok = self.lex.next()
             if tok.is_(")"):
                 if len(items) == 1:
+                    numeric = isinstance(items[0], (int, Expr, FloatExpr)) and not isinstance(items[0], bool)
+                    if numeric and self.continues_size():  # ((B+1)//2, 4): a parenthesized size
+                        return Paren(items[0])
                     raise self.error(tok, "',' (a tuple of one item is written (x,))")
                 return tuple(items)
             if not tok.is_(","):
@@ -222,10 +231,15 @@ class ValueParser:
         step = self.key_int() if self.accept(":") else None
         return Slice(start, stop, step)
 
-    def key_int(self) -> int | None:
-        if self.lex.peek().kind != "number":
-            return None
-        return self.int_of(self.lex.next(), "an integer in the index key")
+    def key_int(self):
+        """An int or a symbolic size in an index key (``T-1``), or None when the item has none here."""
+        tok = self.lex.peek()
+        if tok.kind in ("number", "ident") or tok.is_("(") or tok.is_("-"):
+            value = self.size_expr()
+            if not isinstance(value, (int, Expr)) or isinstance(value, bool):
+                raise self.error(tok, "an integer or a symbolic size in the index key")
+            return value
+        return None
 
     def python_number(self, tok: Token) -> int | float:
         """An int, or a float read as float64 (NaN with its bits), as a Python number."""

@@ -19,11 +19,13 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphParseError, VerifyError
-from ..guards import ValueGuard
+from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
 from .lexer import Token
 from .parse_values import MAX_DEPTH, ValueParser
+from .shape_env import facts_from, using
+from .sizes import has_symbols
 from .source import ParsedLoc
 from .types import TensorType
 
@@ -68,10 +70,20 @@ def parse(text: str, params: Mapping[str, np.ndarray] | None = None, *,
 class _Scope:
     """What one graph's lines have defined so far: values by printed number, input and param names."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, numbers: set[int], region: str | None, depth: int, deferred: list[tuple]):
         self.graph = graph
+        self.depth = depth
+        """How deeply this graph is nested in regions and guards."""
         self.values: dict[int, Value] = {}
         self.names: set[str] = set()
+        self.numbers = numbers
+        """Every value number defined so far in this graph and the graphs around and beside it (regions
+        continue their parent's numbering, so each %N is defined once in the whole printed graph)."""
+        self.region = region
+        """The region's name when this graph is a region of a control-flow node, else None."""
+        self.deferred = deferred
+        """Type checks of nodes with symbolic sizes: they need the graph's shape guards, read after its body (a
+        region's checks wait for the guards of the graph it is in)."""
 
 
 class _GraphParser(ValueParser):
@@ -82,7 +94,8 @@ class _GraphParser(ValueParser):
         self.params: list[tuple[Graph, Node, Token]] = []
         """Every param node read, with its op token (for error positions)."""
         self.graphs: list[tuple[Graph, Token]] = []
-        """Every graph read (the main one first), with its ``graph`` token."""
+        """Every graph read (the main one first), with its ``graph`` token; regions are checked with their
+        graph."""
 
     # --- file and graph
 
@@ -94,10 +107,15 @@ class _GraphParser(ValueParser):
             raise self.error(tok, "end of input after the graph and its guards")
         return graph
 
-    def graph(self, depth: int) -> Graph:
-        """``graph NAME {`` node lines, ``return ...``, ``}``, then the guards written at the same indentation."""
+    def graph(self, depth: int, region: str | None = None, numbers: set[int] | None = None,
+              deferred: list[tuple] | None = None) -> Graph:
+        """``graph NAME {`` node lines, ``return ...``, ``}``, then the guards written at the same indentation.
+        A region (``region`` names it) is the same block without guards, its name the region's."""
         self.skip_blank_lines()
-        start = self.expect("graph", "'graph NAME {'")
+        start = self.expect("graph", "'graph NAME {'" if region is None else f"'graph {region} {{' (the {region} "
+                                                                               f"region of the node above)")
+        if depth > MAX_DEPTH:
+            raise self.error(start, f"at most {MAX_DEPTH} levels of regions within regions")
         name_tok = self.lex.next()
         if name_tok.kind == "string":
             name = self.lex.decode_string(name_tok)
@@ -105,10 +123,14 @@ class _GraphParser(ValueParser):
             name = name_tok.text
         else:
             raise self.error(name_tok, "the graph's name (a word or a quoted string)")
+        if region is not None and name != region:
+            raise self.error(name_tok, f"the region name {region} (the op's regions come in a fixed order)")
         self.expect("{", "'{' after the graph's name")
         self.end_line()
-        scope = _Scope(Graph(name))
-        self.graphs.append((scope.graph, start))
+        scope = _Scope(Graph(name), set() if numbers is None else numbers, region, depth,
+                       [] if deferred is None else deferred)
+        if region is None:
+            self.graphs.append((scope.graph, start))
         while True:
             self.skip_blank_lines()
             tok = self.lex.peek()
@@ -126,19 +148,28 @@ class _GraphParser(ValueParser):
         self.skip_blank_lines()
         self.expect("}", "'}' closing the graph")
         self.end_line()
-        while True:
+        while region is None:
             self.skip_blank_lines()
             tok = self.lex.peek()
             if not (tok.is_("guard") and tok.column == start.column):
-                return scope.graph
+                break
             scope.graph.guards.append(self.guard(len(scope.graph.guards), depth))
+        if region is None:
+            with using(facts_from(scope.graph.guards)):
+                for check in scope.deferred:
+                    self.check_types(*check)
+        return scope.graph
 
     def use(self, scope: _Scope) -> Value:
         tok = self.lex.next()
         if tok.kind != "value":
             raise self.error(tok, "a value %N")
-        value = scope.values.get(int(tok.text[1:]))
+        number = int(tok.text[1:])
+        value = scope.values.get(number)
         if value is None:
+            if scope.region is not None and number in scope.numbers:
+                raise self.error(tok, f"a value of region {scope.region} (a region is isolated: it reads only "
+                                      f"its own inputs, so a value from outside comes in as an operand)")
             raise self.error(tok, "a value defined on an earlier line of this graph")
         return value
 
@@ -152,7 +183,7 @@ class _GraphParser(ValueParser):
             if tok.kind != "value":
                 raise self.error(tok, "a value name %N")
             number = int(tok.text[1:])
-            if number in scope.values or any(number == n for _, n, _ in outs):
+            if number in scope.numbers or any(number == n for _, n, _ in outs):
                 raise self.error(tok, "a value not defined before (each %N is defined once)")
             self.expect(":", "':' and the value's type")
             outs.append((tok, number, self.type_()))
@@ -166,7 +197,13 @@ class _GraphParser(ValueParser):
         loc = self.node_loc() if self.accept("#") else None
         self.end_line()
         self.count_node(op_tok)
-        self.check_types(op, op_tok, inputs, attrs, outs)
+        scope.numbers.update(number for _, number, _ in outs)
+        for key in opdef(op).regions:  # a control-flow node's regions: nested graphs on the lines below it
+            attrs[key] = self.graph(scope.depth + 1, key, scope.numbers, scope.deferred)
+        if has_symbols(attrs) or any(has_symbols(t.shape) for t in types + tuple(v.type for v in inputs)):
+            scope.deferred.append((op, op_tok, inputs, attrs, outs))
+        else:
+            self.check_types(op, op_tok, inputs, attrs, outs)
         node = Node(op, inputs, attrs, types, loc)
         scope.graph.nodes.append(node)
         for (_, number, _), value in zip(outs, node.outputs):
@@ -194,6 +231,8 @@ class _GraphParser(ValueParser):
             return (), {"name": name, "type": types[0]}
         if op == Op.CONST:
             return (), {"value": self.const_literal(types[0])}
+        if op == Op.SIZE:
+            return (), {"expr": self.size_expr()}
         inputs = []
         if self.lex.peek().kind == "value":
             inputs.append(self.use(scope))
@@ -245,8 +284,9 @@ class _GraphParser(ValueParser):
                                          f"{', '.join(map(str, inferred))}", ", ".join(map(str, printed)))
 
     def charge_index_checks(self, at: Token, index_types: tuple[TensorType, ...]) -> None:
+        shapes = [tuple(d if type(d) is int else 1 for d in t.shape) for t in index_types]  # a symbol counts 1
         try:
-            count = math.prod(np.broadcast_shapes(*(t.shape for t in index_types)))
+            count = math.prod(np.broadcast_shapes(*shapes))
         except ValueError:
             return  # the type rule reports shapes that do not broadcast
         self.index_budget -= count
@@ -267,8 +307,13 @@ class _GraphParser(ValueParser):
             raise self.error(number_tok, f"#{index} (guards are numbered in order)")
         self.expect(":")
         kind_tok = self.lex.next()
+        if kind_tok.is_("shape"):
+            fact = self.relation_()
+            loc = self.guard_loc() if self.accept("at") else None
+            self.end_line()
+            return ShapeGuard(fact, loc)
         if kind_tok.kind != "ident" or kind_tok.text not in GUARD_KINDS:
-            raise self.error(kind_tok, f"a guard kind: {', '.join(GUARD_KINDS)}")
+            raise self.error(kind_tok, f"a guard kind: shape, {', '.join(GUARD_KINDS)}")
         for text in ("(", "value", ")", "=="):
             self.expect(text, f"'{kind_tok.text}(value) =='")
         expected = self.expected_value(kind_tok.text)

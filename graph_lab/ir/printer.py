@@ -8,6 +8,19 @@
       return %12
     }
 
+A control-flow node's regions follow its line, each a nested ``graph`` block named after the region, indented
+one step deeper; value numbers continue through them, so each ``%N`` is still defined once in the whole text::
+
+      %4: f64[4] = cond %3, %0                               # model.py:3
+        graph then {
+          %5: f64[4] = input "x"
+          %6: f64[4] = tanh %5                               # model.py:4
+          return %6
+        }
+        graph else {
+          ...
+        }
+
 The grammar of this text is written down in docs/ir.md; ``parser.py`` reads it back (print -> parse -> print gives
 the same text). How each literal value is written (floats, NaN, strings, constants) is in ``literals.py``.
 """
@@ -26,13 +39,14 @@ def value_name(v, numbering) -> str:
 
 
 def format_attrs(node) -> str:
-    custom = opdef(node.op).print_attrs
-    if custom is not None:
-        return custom(node.attrs)
-    return " ".join(f"{k}={format_attr_value(v)}" for k, v in node.attrs.items())
+    """The attributes as printed on the node's line; regions are printed as blocks after it, not here."""
+    definition = opdef(node.op)
+    if definition.print_attrs is not None:
+        return definition.print_attrs(node.attrs)
+    return " ".join(f"{k}={format_attr_value(v)}" for k, v in node.attrs.items() if k not in definition.regions)
 
 
-def format_node(node, numbering) -> str:
+def format_node(node, numbering, loc_column: int = LOC_COLUMN) -> str:
     outs = ", ".join(f"{value_name(v, numbering)}: {v.type}" for v in node.outputs)
     ins = ", ".join(value_name(v, numbering) for v in node.inputs)
     attrs = format_attrs(node)
@@ -42,15 +56,28 @@ def format_node(node, numbering) -> str:
     if attrs:
         text += " " + attrs
     if node.loc is not None:
-        text = text.ljust(LOC_COLUMN) + f"  # {node.loc}"
+        text = text.ljust(loc_column) + f"  # {node.loc}"
     return text
+
+
+def body_lines(graph, numbering, indent: str) -> list[str]:
+    """The node lines and the return line of ``graph``, each region as a nested block under its node."""
+    lines = []
+    for node in graph.nodes:
+        # the "# file:line" comments of nested lines stay in the same column as the top level's
+        lines.append(indent + format_node(node, numbering, LOC_COLUMN + 2 - len(indent)))
+        for key in opdef(node.op).regions:
+            lines.append(f"{indent}  graph {key} {{")
+            lines += body_lines(node.attrs[key], numbering, indent + "    ")
+            lines.append(f"{indent}  }}")
+    lines.append(indent + "return " + ", ".join(value_name(v, numbering) for v in graph.outputs))
+    return lines
 
 
 def graph_lines(graph, indent: str = "  ") -> list[str]:
     numbering = graph.numbering()
     lines = [f"graph {format_name(graph.name)} {{"]
-    lines += [indent + format_node(n, numbering) for n in graph.nodes]
-    lines.append(indent + "return " + ", ".join(value_name(v, numbering) for v in graph.outputs))
+    lines += body_lines(graph, numbering, indent)
     lines.append("}")
     for i, guard in enumerate(graph.guards):
         lines += guard.lines(i)

@@ -90,7 +90,7 @@ def _all_params(graph: Graph) -> dict[str, np.ndarray]:
             if seen is not value and not _same_bits(seen, value):
                 raise GraphSaveError(f"param {name!r} has two different values in graph {graph.name} and its "
                                      f"guards; one file holds one value per name")
-        pending.extend(guard.graph for guard in g.guards)
+        pending.extend(guard.graph for guard in g.guards if hasattr(guard, "graph"))  # shape guards have none
     return params
 
 

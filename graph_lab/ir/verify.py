@@ -9,8 +9,14 @@ The rules, in the order they are checked:
    and every user of a value is a node of this graph (not a node of another graph, not an erased node);
 5. every value is defined once (SSA), by the node that holds it, at its own output position;
 6. input and parameter names are unique, and each parameter has a stored value;
-7. output types are what the op's rule gives for the operand types and attributes;
-8. the graph's outputs are values defined by its nodes.
+7. output types are what the op's rule gives for the operand types and attributes (with symbolic sizes, the
+   facts the rule needs must follow from the graph's shape guards; for a control-flow op, the rule compares its
+   regions' signatures: both branches return the same types, a loop body returns the carry's);
+8. the graph's outputs are values defined by its nodes;
+9. every size symbol in a type or an attribute is exactly one dimension of some input, which binds it at run time;
+10. a control-flow node holds each of its regions as a ``Graph``, used by no other node of the text, with no
+    parameters and no guards; each region follows these rules itself, and reads only its own inputs (a region is
+    isolated: values from outside come in through the node's operands).
 """
 
 from __future__ import annotations
@@ -19,16 +25,26 @@ from collections import Counter
 
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from .graph import Graph
+from .shape_env import graph_facts
+from .sizes import has_symbols, symbol_sources
+from .symbolic import free_symbols
 
 
 def verify(graph) -> None:
-    numbering = graph.numbering()
+    with graph_facts(graph):
+        _verify(graph, graph.numbering(), "", {id(graph)}, set())
+
+
+def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[int]) -> None:
+    """Check one graph; ``context`` names the region being checked (empty at the top level)."""
+    own = {v for node in graph.nodes for v in node.outputs}
     in_graph = {id(n) for n in graph.nodes}
     defined: set = set()
     seen: set[int] = set()
     names: dict[str, str] = {}
     for position, node in enumerate(graph.nodes):
-        where = f"node {position} ({_describe(graph, node, numbering)})"
+        where = f"{context}node {position} ({_describe(graph, node, numbering)})"
         if id(node) in seen:
             raise VerifyError(f"{where}: appears twice in graph.nodes; a node is placed once (copy it with "
                               f"Graph.extract to compute a value twice)")
@@ -37,7 +53,7 @@ def verify(graph) -> None:
             raise VerifyError(f"{where}: op {node.op!r} is not in the op table")
         if node.op in SOURCE_OPS and node.inputs:
             raise VerifyError(f"{where}: a {node.op} node is a source and reads no operands")
-        _check_operands(node, where, defined, numbering)
+        _check_operands(node, where, defined, own, numbering)
         for i, v in enumerate(node.outputs):
             if v in defined:
                 raise VerifyError(f"{where}: redefines a value; every value is defined exactly once (SSA)")
@@ -45,19 +61,34 @@ def verify(graph) -> None:
                 raise VerifyError(f"{where}: output {i} records another producer or position "
                                   f"(Value.node and Value.index must point back at this node)")
             defined.add(v)
+        _check_regions(node, where, numbering, path, regions_seen)
         _check_types(node, where)
         _check_name(graph, node, where, names)
     for v in (v for node in graph.nodes for v in node.outputs):
         for user in v.users:
             if id(user) not in in_graph:
-                raise VerifyError(f"value %{numbering[v]} is read by {user!r}, which is not a node of this graph: a "
-                                  f"node belongs to one graph only (copy with Graph.extract), and a removed node "
-                                  f"must drop its inputs (use Graph.erase_node)")
+                raise VerifyError(f"{context}value %{numbering[v]} is read by {user!r}, which is not a node of this "
+                                  f"graph: a node belongs to one graph only (copy with Graph.extract), and a removed "
+                                  f"node must drop its inputs (use Graph.erase_node)")
+    _check_symbols_bound(graph, numbering)
     for i, v in enumerate(graph.outputs):
         if v not in defined:
             made_by = v.node.op if v.node is not None else "no node"
-            raise VerifyError(f"graph output {i} ({v.type} from {made_by}) is not defined by any node of the "
-                              f"graph; was its node erased or taken from another graph?")
+            raise VerifyError(f"{context}graph output {i} ({v.type} from {made_by}) is not defined by any node of "
+                              f"the graph; was its node erased or taken from another graph?")
+
+
+def _check_symbols_bound(graph, numbering) -> None:
+    bound = None
+    for node in graph.nodes:
+        shapes = [v.type.shape for v in node.outputs]
+        if not (has_symbols(node.attrs) or any(has_symbols(s) for s in shapes)):
+            continue
+        bound = set(symbol_sources(graph)) if bound is None else bound
+        unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
+        if unbound:
+            raise VerifyError(f"{_describe(graph, node, numbering)}: the size {', '.join(sorted(unbound))} is no "
+                              f"input's dimension, so no run can bind it (declare it in an input's type)")
 
 
 def _describe(graph, node, numbering) -> str:
@@ -67,12 +98,17 @@ def _describe(graph, node, numbering) -> str:
         return f"a node of op {node.op}"
 
 
-def _check_operands(node, where: str, defined: set, numbering) -> None:
+def _check_operands(node, where: str, defined: set, own: set, numbering) -> None:
     uses = Counter(map(id, node.inputs))
     for i, v in enumerate(node.inputs):
         if v not in defined:
-            rule = ("was used before it has been defined; nodes must be in topological order"
-                    if v in numbering else "is not defined by any node of this graph")
+            if v in own:
+                rule = "was used before it has been defined; nodes must be in topological order"
+            elif v in numbering:
+                rule = (f"(%{numbering[v]}) is defined outside this region; a region is isolated and reads only its "
+                        f"own inputs: pass the value in as an operand of the control-flow node")
+            else:
+                rule = "is not defined by any node of this graph"
             raise VerifyError(f"{where}: operand {i} {rule}")
         listed = sum(1 for u in v.users if u is node)
         if listed != uses[id(v)]:
@@ -92,6 +128,27 @@ def _check_name(graph, node, where: str, names: dict[str, str]) -> None:
     names[name] = str(node.op)
     if node.op == Op.PARAM and name not in graph.param_values:
         raise VerifyError(f"{where}: parameter {name!r} has no stored value")
+
+
+def _check_regions(node, where: str, numbering, path: set[int], regions_seen: set[int]) -> None:
+    for key in opdef(node.op).regions:
+        region = node.attrs.get(key)
+        if not isinstance(region, Graph):
+            raise VerifyError(f"{where}: a {node.op} node holds its region {key} as a Graph in attrs[{key!r}], "
+                              f"found {type(region).__name__}")
+        if id(region) in path:
+            raise VerifyError(f"{where}: region {key} contains the node that holds it (a region cannot be nested "
+                              f"in itself)")
+        if id(region) in regions_seen:
+            raise VerifyError(f"{where}: region {key} is also a region of another node; each node owns its "
+                              f"regions (copy the graph to use it twice)")
+        regions_seen.add(id(region))
+        if region.param_nodes:
+            raise VerifyError(f"{where}: region {key} has a param node; a region reads only its inputs, so pass "
+                              f"parameters in as operands of the {node.op} node")
+        if region.guards:
+            raise VerifyError(f"{where}: region {key} has guards; guards belong to the top-level graph")
+        _verify(region, numbering, f"{where}, region {key}: ", path | {id(region)}, regions_seen)
 
 
 def _check_types(node, where: str) -> None:

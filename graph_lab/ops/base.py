@@ -15,6 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import OpError
+from ..ir.relations import relation
+from ..ir.shape_env import require
+from ..ir.symbolic import Expr, unwrap
 from ..ir.types import TensorType
 
 
@@ -23,6 +26,7 @@ class Op(StrEnum):
     INPUT = "input"
     PARAM = "param"
     CONST = "const"
+    SIZE = "size"
     ZEROS_LIKE = "zeros_like"
     ONES_LIKE = "ones_like"
     FULL_LIKE = "full_like"
@@ -107,9 +111,19 @@ class Op(StrEnum):
     LOG_SOFTMAX = "log_softmax"
     LAYER_NORM = "layer_norm"
     LINEAR = "linear"
+    # structured control flow: ops with regions (nested graphs), jax.lax semantics
+    COND = "cond"
+    WHILE_LOOP = "while_loop"
+    FORI_LOOP = "fori_loop"
+    SCAN = "scan"
+    # convolution, pooling and batch normalization (NCHW, PyTorch's conventions)
+    CONV2D = "conv2d"
+    MAX_POOL2D = "max_pool2d"
+    AVG_POOL2D = "avg_pool2d"
+    BATCH_NORM = "batch_norm"
 
 
-SOURCE_OPS = frozenset({Op.INPUT, Op.PARAM, Op.CONST})
+SOURCE_OPS = frozenset({Op.INPUT, Op.PARAM, Op.CONST, Op.SIZE})
 
 
 @dataclass(frozen=True)
@@ -119,7 +133,8 @@ class OpDef:
     op: Op
     """The op's name."""
     family: str
-    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn."""
+    """Group it belongs to: source, unary, binary, reduce, linalg, shape, index, nn (conv and pooling too),
+    control."""
     bind: Callable[..., tuple[list, dict]]
     """Turns a user's call (``F.sum(x, axis=-1)``) into (operands, attributes); operands may be arrays,
     Python scalars or stand-in tensors. Attributes are hashable and normalized (axes made non-negative)."""
@@ -135,8 +150,14 @@ class OpDef:
     """True when NumPy returns a view of the first operand (so in-place writes alias it)."""
     doc: str = ""
     """One line saying what the op computes."""
+    pure: bool = True
+    """True when the result depends only on the operands and attributes, and running the op changes nothing
+    else. Passes merge (CSE), fold, move or drop only pure ops; a random draw or an effect must set False."""
     print_attrs: Callable[[dict], str] | None = field(default=None)
     """Custom printer of the attributes; default ``key=value`` pairs."""
+    regions: tuple[str, ...] = ()
+    """Names of the attributes that hold the op's regions (nested graphs, e.g. ``("then", "else")``), in
+    printed order. A region's inputs receive values from the node's operands; it reads nothing else."""
 
 
 REGISTRY: dict[Op, OpDef] = {}
@@ -190,16 +211,81 @@ def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, *
     return dtype
 
 
-def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple[int, ...]:
+def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
     first = types[0].shape
     if all(t.shape == first for t in types):  # the common case, without NumPy's general rule
         return first
     try:
-        return np.broadcast_shapes(*(t.shape for t in types))
+        return broadcast(op, *(t.shape for t in types))
     except ValueError:
         shown = ", ".join(str(t) for t in types)
         raise OpError(f"{op}: operands could not be broadcast together ({shown}); NumPy broadcasting aligns "
                       f"shapes from the right and needs each pair of sizes to be equal or 1") from None
+
+
+def broadcast(op: str, *shapes) -> tuple:
+    """``np.broadcast_shapes`` that also takes symbolic sizes; raises ``ValueError`` when they do not broadcast."""
+    if all(type(d) is int for s in shapes for d in s):
+        return np.broadcast_shapes(*shapes)
+    return symbolic_broadcast(op, shapes)
+
+
+def symbolic_broadcast(op: str, shapes) -> tuple:
+    """NumPy's broadcasting with symbolic sizes. A symbol is never taken to be 1 (sizes 0 and 1 are
+    specialized), so a symbol meeting another size requires them equal: proved, refused, or guarded.
+    Raises ``ValueError`` for static sizes that do not broadcast."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(ndim):
+        sizes = [s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0]
+        result = 1
+        for d in sizes:
+            result = _broadcast_pair(op, result, d)
+        out.append(result)
+    return tuple(out)
+
+
+def _broadcast_pair(op: str, a, b):
+    if a == b or b == 1:
+        return a
+    if a == 1:
+        return b
+    if type(a) is int and type(b) is int:
+        raise ValueError(f"{a} and {b}")
+    try:
+        require(relation("==", a, b), f"{op} broadcasts {a} with {b}")
+    except OpError as e:
+        raise ValueError(str(e)) from None
+    return a if type(a) is int or type(b) is not int else b
+
+
+def shape_text(shape) -> str:
+    """``(T, 8)``: a shape as in messages (``(8,)`` for one dimension), symbolic sizes by their names."""
+    shape = tuple(shape)
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def same_shape(a: tuple, b: tuple) -> bool:
+    """Equal shapes: the same sizes, or symbolic sizes the current shape facts prove equal."""
+    if a == b:
+        return True
+    if len(a) != len(b):
+        return False
+    from ..ir.shape_env import current
+    return all(x == y or current().prove(relation("==", x, y)) for x, y in zip(a, b))
+
+
+def same_size(op: str, a, b, message: str) -> None:
+    """Sizes ``a`` and ``b`` must be equal: static sizes are compared, symbolic ones required (``message``
+    is the error for a proved difference)."""
+    if a == b:
+        return
+    if type(a) is int and type(b) is int:
+        raise OpError(message)
+    try:
+        require(relation("==", a, b), f"{op}: {a} must equal {b}")
+    except OpError as e:
+        raise OpError(f"{message} ({e})") from None
 
 
 def normalize_axis(op: str, axis: int, ndim: int) -> int:
@@ -221,15 +307,20 @@ def normalize_axes(op: str, axis, ndim: int) -> tuple[int, ...] | None:
     return tuple(sorted(out))
 
 
-def static_int(op: str, what: str, v) -> int:
-    """An attribute that must be a Python int at capture time (not a tensor)."""
+def static_int(op: str, what: str, v, *, symbolic: bool = True):
+    """An attribute that must be an int known when the graph is captured (not a tensor); a size expression
+    (``T``, ``d // 2``) is accepted where ``symbolic`` is True: it is bound at run time."""
+    v = unwrap(v)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return int(v)
+    if symbolic and isinstance(v, Expr):
+        return v
     raise OpError(f"{op}: {what} must be an int known when the graph is captured, got {type(v).__name__} {v!r}")
 
 
-def static_shape(op: str, shape) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
+def static_shape(op: str, shape) -> tuple:
+    shape = unwrap(shape)
+    if isinstance(shape, (int, np.integer, Expr)):
         shape = (shape,)
     try:
         return tuple(static_int(op, "each size", s) for s in shape)
@@ -247,10 +338,14 @@ def is_tensorlike(x) -> bool:
     return isinstance(x, TensorLike)
 
 
-def shape_of(x) -> tuple[int, ...]:
-    """The shape of an operand of a bind: an array, a stand-in tensor, a Python scalar or a nested list."""
+def shape_of(x) -> tuple:
+    """The shape of an operand of a bind: an array, a stand-in tensor, a Python scalar or a nested list.
+    Symbolic sizes come back as expressions (``T``), never as the SymInts user code sees."""
+    t = getattr(x, "type", None)
+    if isinstance(t, TensorType):
+        return t.shape
     shape = getattr(x, "shape", None)
-    return tuple(shape) if shape is not None else np.shape(x)
+    return tuple(unwrap(d) for d in shape) if shape is not None else np.shape(unwrap(x))
 
 
 def ndim_of(x) -> int:

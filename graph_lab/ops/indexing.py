@@ -4,6 +4,10 @@ A key is stored as a template: ints, ``Slice``\\ s, ``None`` and ``...`` stay st
 (a list, a range, a constant array or an integer tensor) is an operand of the node, named in the template by a
 ``Slot`` holding its operand position. So ``h[:, [-1], :]`` and ``emb[token_ids]`` are both one ``index`` node
 that runs as NumPy's own ``x[key]``, with NumPy's exact semantics.
+
+Slice bounds and integer indices may be symbolic sizes (``x[:T-1]``, ``x[d//2]``): they are bound when the graph
+runs. Shapes with symbols follow NumPy's indexing rules written out below (``_symbolic_indexed_shape``); static
+shapes ask NumPy itself.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import OpError
+from ..ir.relations import relation
+from ..ir.shape_env import require
+from ..ir.symbolic import Expr, unwrap
 from ..ir.types import TensorType
-from .base import Op, OpDef, is_tensorlike, register, shape_of
+from .base import Op, OpDef, broadcast, is_tensorlike, register, same_size, shape_of, shape_text
 
 
 class Slice(NamedTuple):
@@ -46,6 +53,9 @@ def format_key(key: tuple) -> str:
 
 
 def _static(v, what: str):
+    v = unwrap(v)
+    if isinstance(v, Expr):
+        return v
     if v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
         return None if v is None else int(v)
     raise OpError(f"index: {what} must be an int known at capture time, got {type(v).__name__}; slicing with "
@@ -58,7 +68,8 @@ def bind_key(key, first_pos: int) -> tuple[tuple, list]:
         key = (key,)
     template, operands = [], []
     for k in key:
-        if k is None or k is Ellipsis:
+        k = unwrap(k)
+        if k is None or k is Ellipsis or isinstance(k, Expr):
             template.append(k)
         elif isinstance(k, slice):
             template.append(Slice(_static(k.start, "a slice start"), _static(k.stop, "a slice stop"),
@@ -118,12 +129,116 @@ def indexed_shape(shape: tuple[int, ...], key: tuple, operands) -> tuple[int, ..
     Operands may be arrays (their values are bounds-checked) or types (zeros of that shape are used). The dummy
     has zero-byte elements and the zeros are zero-stride views, so no memory grows with the shapes: a type
     rule must stay cheap even for the huge shapes a hand-written or hostile IR text may declare."""
+    if _any_symbolic(shape, key, operands):
+        return _symbolic_indexed_shape(shape, key, operands)
     dummy = _zero_stride(shape, _NO_BYTES)
     fills = [_zero_stride(o.shape, np.dtype(np.intp)) if isinstance(o, TensorType) else o for o in operands]
     try:
         return np.shape(dummy[fill_key(key, fills)])
     except IndexError as e:
         raise OpError(f"index: {e} (indexing an array of shape {shape} with {format_key(key)})") from None
+
+
+def _any_symbolic(shape, key, operands) -> bool:
+    if any(type(d) is not int for d in shape) or any(isinstance(k, Expr) for k in key):
+        return True
+    if any(isinstance(k, Slice) and any(isinstance(v, Expr) for v in k) for k in key):
+        return True
+    return any(isinstance(o, TensorType) and any(type(d) is not int for d in o.shape) for o in operands)
+
+
+def _symbolic_indexed_shape(shape: tuple, key: tuple, operands) -> tuple:
+    """NumPy's indexing rule on symbolic sizes. Basic items map dimension to dimension (``None`` adds a 1, an
+    int removes one, a slice keeps its length); with index arrays, they and the ints are *advanced* indices:
+    their shapes broadcast to one block, placed where they stand if they are adjacent, else first."""
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise OpError("index: an index can only have a single ellipsis ('...')")
+    if consumed > len(shape):
+        raise OpError(f"index: too many indices for array: array is {len(shape)}-dimensional, but {consumed} "
+                      f"were indexed")
+    full = Slice(None, None, None)
+    fill = [full] * (len(shape) - consumed)
+    items = [x for k in key for x in (fill if k is Ellipsis else [k])] + ([] if Ellipsis in key else fill)
+    advanced = any(isinstance(k, Slot) for k in items)
+    out: list = []
+    blocks, where, first = [], [], None
+    dims = iter(shape)
+    for position, k in enumerate(items):
+        if k is None:
+            out.append(1)
+            continue
+        n = next(dims)
+        if isinstance(k, Slice):
+            out.append(slice_length(n, k))
+            continue
+        if isinstance(k, Slot):
+            blocks.append(_index_array_shape(n, operands[k.pos]))
+        else:
+            _check_int_index(n, k)
+            if not advanced:
+                continue
+            blocks.append(())
+        where.append(position)
+        if first is None:
+            first = len(out)
+            out.append(None)  # where the broadcast block goes if the advanced indices are adjacent
+    if blocks:
+        try:
+            block = broadcast("index", *blocks)
+        except ValueError as e:
+            raise OpError(f"index: shape mismatch: indexing arrays could not be broadcast together ({e})") from None
+        out.remove(None)
+        adjacent = where == list(range(where[0], where[0] + len(where)))
+        out = out[:first] + list(block) + out[first:] if adjacent else list(block) + out
+    return tuple(out)
+
+
+def _index_array_shape(n, operand) -> tuple:
+    if isinstance(operand, TensorType):
+        return operand.shape
+    arr = np.asarray(operand)
+    if arr.size:
+        hi, lo = int(arr.max()), int(arr.min())
+        _check_int_index(n, hi)
+        _check_int_index(n, lo)
+    return arr.shape
+
+
+def _check_int_index(n, i) -> None:
+    """``-n <= i < n``, as NumPy checks it: ints against a static size raise NumPy's message."""
+    if type(n) is int and type(i) is int:
+        if not -n <= i < n:
+            raise OpError(f"index: index {i} is out of bounds for axis with size {n}")
+        return
+    fact = relation(">=", i, -n) if type(i) is int and i < 0 else relation(">=", n - 1, i)
+    require(fact, f"index {i} must be within an axis of size {n}")
+
+
+def slice_length(n, s: Slice):
+    """How many items ``range(n)[s]`` has, for a symbolic ``n`` or symbolic bounds (comparisons decide)."""
+    step = 1 if s.step is None else s.step
+    if type(step) is not int:
+        raise OpError(f"index: a slice step must be an int known at capture time, got {step}")
+    if step == 0:
+        raise OpError("index: slice step cannot be zero")
+    if step > 0:
+        start = _clamp(s.start, n, 0, 0, n)
+        stop = _clamp(s.stop, n, n, 0, n)
+        return (stop - start + step - 1) // step if stop > start else 0
+    start = _clamp(s.start, n, n - 1, -1, n - 1)
+    stop = _clamp(s.stop, n, -1, -1, n - 1)
+    return (start - stop - step - 1) // -step if start > stop else 0
+
+
+def _clamp(v, n, default, lower, upper):
+    """Python's slice bound rule: None is the default, a negative bound counts from the end, then clamp."""
+    if v is None:
+        return default
+    if v < 0:
+        v = v + n
+        return v if v >= lower else lower
+    return v if v <= upper else upper
 
 
 def _index(*operands, key):
@@ -174,13 +289,13 @@ def _check_assignable(value_shape, target):
     vs = tuple(value_shape)
     while len(vs) > len(target) and vs[0] == 1:  # NumPy drops leading size-1 dims of the value
         vs = vs[1:]
-    try:
-        if np.broadcast_shapes(vs, target) == tuple(target):
-            return
-    except ValueError:
-        pass
-    raise OpError(f"index_update: could not broadcast input array from shape {tuple(value_shape)} into "
-                  f"shape {tuple(target)}")
+    message = (f"index_update: could not broadcast input array from shape {shape_text(value_shape)} into "
+               f"shape {shape_text(target)}")
+    if len(vs) > len(target):
+        raise OpError(message)
+    for v, t in zip(vs, tuple(target)[len(target) - len(vs):]):  # each size of the value: 1, or the target's
+        if v != 1:
+            same_size("index_update", v, t, message)
 
 
 def _infer_index_update(types, attrs):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, probe_dtype, register
+from .base import Op, OpDef, broadcast, probe_dtype, register, same_size
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -15,11 +15,11 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
         raise OpError("matmul: operands must have at least one dimension (use mul for scalars)")
     a2 = (1,) + a if len(a) == 1 else a
     b2 = b + (1,) if len(b) == 1 else b
-    if a2[-1] != b2[-2]:
-        raise OpError(f"matmul: inner dimensions differ: {a} @ {b} ({a2[-1]} != {b2[-2]}); the last dimension "
-                      f"of the left operand must equal the second-to-last of the right one")
+    same_size("matmul", a2[-1], b2[-2], f"matmul: inner dimensions differ: {_shape_text(a)} @ {_shape_text(b)} "
+                                        f"({a2[-1]} != {b2[-2]}); the last dimension of the left operand must "
+                                        f"equal the second-to-last of the right one")
     try:
-        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+        batch = broadcast("matmul", a2[:-2], b2[:-2])
     except ValueError:
         raise OpError(f"matmul: batch dimensions {a2[:-2]} and {b2[:-2]} do not broadcast") from None
     out = batch + (a2[-2], b2[-1])
@@ -28,6 +28,10 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     if len(b) == 1:
         out = out[:-1]
     return out
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _infer_matmul(types, attrs):
@@ -65,11 +69,13 @@ def _einsum_parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[int, 
         ellipsis_shapes.append(ell)
         for ch, d in zip(before + after, dims[:len(before)] + dims[len(before) + n_ell:]):
             counts[ch] = counts.get(ch, 0) + 1
-            if ch in sizes and sizes[ch] != d and 1 not in (sizes[ch], d):
-                raise OpError(f"einsum: index {ch!r} has size {sizes[ch]} in one operand and {d} in another")
-            sizes[ch] = max(sizes.get(ch, d), d) if 1 in (sizes.get(ch, d), d) else d
+            try:
+                sizes[ch] = broadcast("einsum", (sizes.get(ch, d),), (d,))[0]
+            except ValueError:
+                raise OpError(f"einsum: index {ch!r} has size {sizes[ch]} in one operand and {d} in "
+                              f"another") from None
     try:
-        ell_shape = np.broadcast_shapes(*ellipsis_shapes) if ellipsis_shapes else ()
+        ell_shape = broadcast("einsum", *ellipsis_shapes) if ellipsis_shapes else ()
     except ValueError:
         raise OpError(f"einsum: the '...' dimensions {ellipsis_shapes} do not broadcast") from None
     if not arrow:

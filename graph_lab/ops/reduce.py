@@ -6,6 +6,8 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
+from ..ir.relations import relation
+from ..ir.shape_env import require
 from .base import Op, OpDef, ndim_of, normalize_axes, normalize_axis, probe_dtype, register
 
 
@@ -34,6 +36,7 @@ def _reduce_infer(op: Op, fn, needs_identity: bool):
             axes = (axes,)
         if needs_identity:
             reduced = t.shape if axes is None else tuple(t.shape[a] for a in axes)
+            _require_nonempty(op, reduced)
             if 0 in reduced:
                 raise OpError(f"{op}: cannot reduce a zero-size axis of {t} (no identity for {op}; NumPy raises "
                               f"the same). Reduce over a non-empty axis, or use a reduction with an identity "
@@ -41,6 +44,13 @@ def _reduce_infer(op: Op, fn, needs_identity: bool):
         dtype = probe_dtype(fn, types, tuple(sorted(attrs.items())), **attrs)
         return (TensorType(dtype, _reduced_shape(t.shape, axes, attrs["keepdims"])),)
     return infer
+
+
+def _require_nonempty(op: Op, sizes) -> None:
+    """A reduction without an identity needs each symbolic size it reduces to be at least 1."""
+    for d in sizes:
+        if type(d) is not int:
+            require(relation(">=", d, 1), f"{op} has no identity, so it cannot reduce an empty axis")
 
 
 def _reduction(op: Op, fn, numpy_name: str, doc: str, *, needs_identity: bool = False, ddof: bool = False):
@@ -80,6 +90,7 @@ def _arg_reduction(op: Op, fn, numpy_name: str, doc: str):
     def infer(types, attrs):
         (t,) = types
         axis = attrs["axis"]
+        _require_nonempty(op, t.shape if axis is None else (t.shape[axis],))
         if (t.size == 0 if axis is None else t.shape[axis] == 0):
             raise OpError(f"{op}: attempt to get {op} of an empty sequence ({t}); NumPy raises the same")
         if axis is None:

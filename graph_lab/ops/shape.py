@@ -1,13 +1,21 @@
-"""Shape and data-movement ops. Attributes hold static sizes: a reshape to (-1, 4) is stored resolved."""
+"""Shape and data-movement ops. Attributes hold sizes known at capture: a reshape to (-1, 4) is stored resolved.
+
+A size may be symbolic (``reshape shape=(T, 2, d//2)``): it is bound from the inputs when the graph runs. The
+rules then require what they would check on numbers (the same element count, equal sizes to concatenate), and
+a fact they cannot prove becomes a shape guard (``ir/shape_env.py``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import OpError
+from ..ir.relations import relation
+from ..ir.shape_env import current, require
+from ..ir.symbolic import Expr, floordiv, mod, unwrap
 from ..ir.types import TensorType
-from .base import (Op, OpDef, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, shape_of,
-                   static_int, static_shape)
+from .base import (Op, OpDef, broadcast, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, same_size,
+                   shape_of, static_int, static_shape)
 
 
 def _size(shape) -> int:
@@ -29,28 +37,33 @@ def _shape_op(op: Op, bind, shape_rule, impl, numpy_name: str, doc: str, *, view
 
 def _varargs_shape(args) -> tuple:
     """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean (2, 3)."""
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+    if len(args) == 1 and not isinstance(unwrap(args[0]), (int, np.integer, Expr)):
         return tuple(args[0])
     return tuple(args)
 
 
 # --- reshape
 
-def resolve_reshape(op: str, old: tuple[int, ...], new) -> tuple[int, ...]:
+def _is_minus_one(d) -> bool:
+    return type(d) is int and d == -1
+
+
+def resolve_reshape(op: str, old: tuple, new) -> tuple:
     new = list(static_shape(op, new))
-    unknown = [i for i, d in enumerate(new) if d == -1]
-    if len(unknown) > 1 or any(d < -1 for d in new):
-        raise OpError(f"{op}: at most one size may be -1 and none may be below it, got {tuple(new)}")
-    known = _size(d for d in new if d != -1)
+    unknown = [i for i, d in enumerate(new) if _is_minus_one(d)]
+    if len(unknown) > 1 or any(type(d) is int and d < -1 for d in new):
+        raise OpError(f"{op}: at most one size may be -1 and none may be below it, got {_text(new)}")
+    known = _size(d for d in new if not _is_minus_one(d))
     total = _size(old)
     if unknown:
-        if known == 0 or total % known:
-            raise OpError(f"{op}: cannot reshape {old} ({total} elements) into {tuple(new)}")
-        new[unknown[0]] = total // known
-    if _size(new) != total:
-        raise OpError(f"{op}: cannot reshape {old} ({total} elements) into {tuple(new)} ({_size(new)} elements); "
-                      f"the new shape must hold the same number of elements (one size may be -1 to infer it)")
-    return tuple(new)
+        if known == 0 or (type(total) is int and type(known) is int and total % known):
+            raise OpError(f"{op}: cannot reshape {_text(old)} ({total} elements) into {_text(new)}")
+        new[unknown[0]] = floordiv(total, known)  # exact: _check_reshape requires known * (total // known) == total
+    return _check_reshape(old, tuple(new))
+
+
+def _text(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _bind_reshape(x, *shape, order="C"):
@@ -64,9 +77,9 @@ _shape_op(Op.RESHAPE, _bind_reshape, lambda s, a: _check_reshape(s, a["shape"]),
 
 
 def _check_reshape(old, new):
-    if _size(old) != _size(new):
-        raise OpError(f"reshape: cannot reshape {old} ({_size(old)} elements) into {new} ({_size(new)} elements); "
-                      f"the new shape must hold the same number of elements (one size may be -1 to infer it)")
+    same_size("reshape", _size(old), _size(new),
+              f"reshape: cannot reshape {_text(old)} ({_size(old)} elements) into {_text(new)} ({_size(new)} "
+              f"elements); the new shape must hold the same number of elements (one size may be -1 to infer it)")
     return new
 
 
@@ -101,11 +114,11 @@ def _bind_broadcast_to(x, shape):
 def _broadcast_to_shape(shape, attrs):
     target = attrs["shape"]
     try:
-        if np.broadcast_shapes(shape, target) == target:
+        if len(shape) <= len(target) and broadcast("broadcast_to", shape, target) == target:
             return target
     except ValueError:
         pass
-    raise OpError(f"broadcast_to: cannot broadcast {shape} to {target}")
+    raise OpError(f"broadcast_to: cannot broadcast {_text(shape)} to {_text(target)}")
 
 
 _shape_op(Op.BROADCAST_TO, _bind_broadcast_to, _broadcast_to_shape,
@@ -168,10 +181,13 @@ def _infer_concatenate(types, attrs):
     if axis is None:
         return (TensorType(dtype, (sum(t.size for t in types),)),)
     first = types[0].shape
+    message = f"concatenate: all sizes except along axis {axis} must match: {', '.join(str(t) for t in types)}"
     for t in types[1:]:
-        if len(t.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(first, t.shape)) if i != axis):
-            raise OpError(f"concatenate: all sizes except along axis {axis} must match: "
-                          f"{', '.join(str(t) for t in types)}")
+        if len(t.shape) != len(first):
+            raise OpError(message)
+        for i, (a, b) in enumerate(zip(first, t.shape)):
+            if i != axis:
+                same_size("concatenate", a, b, message)
     shape = list(first)
     shape[axis] = sum(t.shape[axis] for t in types)
     return (TensorType(dtype, tuple(shape)),)
@@ -194,8 +210,12 @@ def _bind_stack(arrays, axis=0):
 
 def _infer_stack(types, attrs):
     first = types[0].shape
-    if any(t.shape != first for t in types):
-        raise OpError(f"stack: all input arrays must have the same shape: {', '.join(str(t) for t in types)}")
+    message = f"stack: all input arrays must have the same shape: {', '.join(str(t) for t in types)}"
+    for t in types[1:]:
+        if len(t.shape) != len(first):
+            raise OpError(message)
+        for a, b in zip(first, t.shape):
+            same_size("stack", a, b, message)
     dtype = probe_dtype(lambda *xs: np.concatenate(xs, axis=None), types, ())
     shape = list(first)
     shape.insert(attrs["axis"], len(types))
@@ -212,11 +232,20 @@ register(OpDef(Op.STACK, "shape", _bind_stack, _infer_stack, _stack, "np.stack",
 
 # --- split (np.split and np.array_split both become split points)
 
-def split_points(op: str, length: int, sections, equal: bool) -> tuple[int, ...]:
-    if isinstance(sections, (int, np.integer)):
-        n = static_int(op, "the number of sections", sections)
+def split_points(op: str, length, sections, equal: bool) -> tuple:
+    if isinstance(unwrap(sections), (int, np.integer, Expr)):
+        n = static_int(op, "the number of sections", sections, symbolic=False)
         if n <= 0:
             raise OpError(f"{op}: number of sections must be larger than 0")
+        if type(length) is not int:
+            divides = relation("==", mod(length, n), 0)
+            why = f"{op} of the symbolic size {length} into {n} sections"
+            if equal:
+                require(divides, why)
+            elif not current().decide(divides, why):  # unequal sections: their sizes depend on length % n
+                length = current().specialize(length, why)
+        if type(length) is not int:
+            return tuple(floordiv(length, n) * k for k in range(1, n))
         if equal and length % n:
             raise OpError(f"{op}: array split does not result in an equal division ({length} into {n}); "
                           f"use np.array_split for unequal parts")
@@ -270,6 +299,9 @@ def _repeat_shape(shape, attrs):
     reps, axis = attrs["repeats"], attrs["axis"]
     n = _size(shape) if axis is None else shape[axis]
     if isinstance(reps, tuple):
+        if len(reps) != 1 and type(n) is not int:
+            same_size("repeat", n, len(reps), f"repeat: {len(reps)} repeat counts for an axis of size {n}")
+            n = len(reps)
         if len(reps) not in (1, n):
             raise OpError(f"repeat: {len(reps)} repeat counts for an axis of size {n}")
         if any(r < 0 for r in reps):

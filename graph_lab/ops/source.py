@@ -1,4 +1,4 @@
-"""Source ops: graph inputs, named parameters, constants, and the ``*_like`` constructors."""
+"""Source ops: graph inputs, named parameters, constants, sizes, and the ``*_like`` constructors."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.literals import format_const, quote
+from ..ir.symbolic import Expr, FloatExpr
 from ..ir.types import TensorType
 from .base import Op, OpDef, register
 
@@ -38,6 +39,27 @@ def _const(value):
 
 register(OpDef(Op.CONST, "source", _no_bind, _infer_const, _const,
                print_attrs=lambda a: format_const(a["value"]), doc="a constant value"))
+
+
+# size: a number computed from the input sizes at run time (``%3: int = size d//2``, ``%4: float = size
+# 1.0/d**0.5``). Its attribute is bound like every symbolic attribute (ir/sizes.py), so the implementation only
+# returns it: a Python int or float, weak in NumPy's promotion exactly as the number eager code computed.
+
+def _infer_size(types, attrs):
+    expr = attrs["expr"]
+    if isinstance(expr, Expr):
+        return (TensorType.of(0),)
+    if isinstance(expr, FloatExpr):
+        return (TensorType.of(0.0),)
+    raise OpError(f"size: expr must be a symbolic size expression (a constant is a const node), got {expr!r}")
+
+
+def _size(expr):
+    return expr
+
+
+register(OpDef(Op.SIZE, "source", _no_bind, _infer_size, _size, print_attrs=lambda a: str(a["expr"]),
+               doc="a number computed from the input sizes when the graph runs"))
 
 
 def _like(op: Op, fn, numpy_name: str, doc: str, with_fill: bool):

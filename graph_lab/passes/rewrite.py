@@ -14,6 +14,7 @@ A match has the pattern's ops, in the same operand order, with equal attributes;
 (same type, same bits: ``-0.0`` does not match ``0.0``); the pattern's inputs are wildcards, and one input used
 twice must be one value twice. Values computed inside a match must not be used outside it. Matches do not
 overlap. Operand order is part of the pattern: ``x * sigmoid(x)`` does not match ``sigmoid(x) * x``.
+Matches are searched in the top-level graph only, not inside the regions of control-flow nodes.
 """
 
 from __future__ import annotations

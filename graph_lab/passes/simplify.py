@@ -4,6 +4,9 @@ Every rule is exact: the graph computes the same bits afterwards, for every inpu
 why ``x + 0.0 -> x`` is not a rule for floats: ``-0.0 + 0.0`` is ``+0.0``, so the identity is ``x + (-0.0)``
 (and ``x - 0.0``). A rule whose result would have another type than the node's (``i64 * 1.0`` is f64) is not
 applied, which keeps dtype promotion exact too. Edits ``g`` in place; ``g`` stays valid.
+
+Only the top-level graph is simplified: the regions of control-flow nodes (``cond``, ``while_loop``, ...) are left
+as they are, and the report says so, one line per such node.
 """
 
 from __future__ import annotations
@@ -92,9 +95,28 @@ RULES: list[Rule] = [
 ]
 
 
+def _aliasing_outputs(graph: Graph) -> set[int]:
+    """Positions of outputs that are an input, a parameter, a constant, or the same value as an earlier output."""
+    out = set()
+    for i, v in enumerate(graph.outputs):
+        if v.node.op in ("input", "param", "const") or v in graph.outputs[:i]:
+            out.add(i)
+    return out
+
+
+def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[str]) -> None:
+    """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``):
+    a caller's write to one would then show through the other. Such outputs get a copy."""
+    for i in sorted(_aliasing_outputs(graph) - aliasing_before):
+        value = graph.outputs[i]
+        graph.outputs[i] = graph.add_node(Op.COPY, [value], {}, value.node.loc).output
+        report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
+
+
 def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
     report: list[str] = []
+    aliasing_before = _aliasing_outputs(graph)
     changed = True
     while changed:
         changed = False
@@ -105,18 +127,26 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
             for rule in rules:
                 if rule.op != node.op:
                     continue
-                text = graph.node_text(node, numbering)
                 new = rule.rewrite(node, graph)
                 if new is None or new.type != node.output.type:
                     continue
+                text = graph.node_text(node, numbering)  # (values inserted by the rewrite are not its operands)
                 graph.replace_all_uses_with(node.output, new)
                 graph.erase_node(node)
                 report.append(f"{rule.name}: {text}")
                 numbering = graph.numbering()
                 changed = True
                 break
+    if report:
+        _keep_outputs_fresh(graph, aliasing_before, report)
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    graph.verify()
+    numbering = graph.numbering()
+    for node in graph.nodes:
+        if node.regions:
+            report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
+                          f"top-level graph only)")
+    if report:  # an untouched graph is as valid as it was
+        graph.verify()
     return report

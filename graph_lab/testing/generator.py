@@ -25,11 +25,12 @@ import numpy as np
 from ..frontends import functional as F
 from ..ops import SOURCE_OPS, Op
 from .menu_elementwise import BINARY, REDUCE, SOURCES, UNARY
+from .menu_control import CONTROL
 from .menu_structure import STRUCTURE
 from .picker import LIMIT, Block, Expr, Picker, magnitude
 from .program import HELPERS, STATE_PREAMBLE, If, Line, Loop, Program, Var
 
-MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE}
+MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE, **CONTROL}
 """Op -> template: one way (or several spellings) to call every op of the table."""
 
 

@@ -35,7 +35,10 @@ def shrink(program: Program, still_fails: Callable[[Program], bool], budget: int
 
 
 def candidates(program: Program) -> Iterator[Program]:
-    """Simpler programs, the ones that remove the most first: a return value, then statements."""
+    """Simpler programs, the ones that remove the most first: dead statements, a return value, statements."""
+    live = _without_dead(program.body, set(program.returns))
+    if len(live) < len(program.body):
+        yield dataclasses.replace(program, body=live)
     if len(program.returns) > 1:
         for i in range(len(program.returns)):
             yield dataclasses.replace(program, returns=program.returns[:i] + program.returns[i + 1:],
@@ -47,6 +50,28 @@ def candidates(program: Program) -> Iterator[Program]:
             yield dataclasses.replace(program, args=program.args[:i] + program.args[i + 1:])
     for body in _bodies(program.body, list(program.args)):
         yield dataclasses.replace(program, body=body)
+
+
+def _without_dead(body: list, used: set[str]) -> list:
+    """``body`` without the plain statements whose variables nothing after them reads (nor the return)."""
+    kept: list = []
+    for s in reversed(body):
+        names = {v.name for v in s.defines}
+        if isinstance(s, Line) and not s.effect and names and not names & used:
+            continue
+        kept.append(s)
+        used = used | _words(s)
+    return kept[::-1]
+
+
+def _words(s) -> set[str]:
+    if isinstance(s, Line):
+        text = " ".join(s.code)
+    elif isinstance(s, If):
+        return {w for w in re.findall(r"\w+", s.test)} | set().union(*map(_words, s.body + s.orelse), set())
+    else:
+        return {w for w in re.findall(r"\w+", s.header)} | set().union(*map(_words, s.body), set())
+    return set(re.findall(r"\w+", text))
 
 
 def _bodies(body: list, scope: list[Var]) -> Iterator[list]:

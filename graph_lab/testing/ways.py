@@ -1,8 +1,8 @@
 """Every way graph_lab can run a program: a frontend, a pass pipeline and a backend, each one line in a table.
 
-    FRONTENDS   how graphs are captured from a Python function: trace, lazy, compile (script when it lands)
-    PIPELINES   which passes edit each captured graph: none, simplify (more when they land)
-    BACKENDS    how one graph runs: the reference interpreter, prepare(), generated Python (codegen, fused...)
+    FRONTENDS   how graphs are captured from a Python function: trace, script, lazy, compile
+    PIPELINES   which passes edit each captured graph: none, exact, fast_math (the pass manager's)
+    BACKENDS    how one graph runs: the reference interpreter, prepare(), generated Python, codegen, fused
 
 ``WAYS`` is every combination; ``way("compile/simplify/to_python").build(fn)`` gives a function with ``fn``'s
 signature that runs ``fn`` that way. The differential fuzzer, the suites and the reproducers all read these
@@ -17,16 +17,18 @@ from typing import Callable
 
 import numpy as np
 
+from ..backends.compiled import compile_graph
 from ..backends.interpret import prepare, run
 from ..backends.pycode import to_python
 from ..frontends import pytree
 from ..frontends.dynamo.runtime import CompiledFunction
 from ..frontends.lazy import LazyRunner
+from ..frontends.script import script
 from ..frontends.tensor import Tensor
 from ..frontends.trace import trace
 from ..guards import check_guards
 from ..ir.graph import Graph
-from ..passes.simplify import simplify
+from ..passes.manager import PASSES, pipeline_passes
 
 Runner = Callable[[dict], list]
 """A graph made runnable: inputs by name -> outputs in order."""
@@ -80,11 +82,10 @@ class GraphCompiler:
 
 # --- frontends
 
-class TracedFunction:
-    """``trace(fn, mode="guard")`` for each new input signature; a graph is reused while ``check_guards`` holds.
-
-    This is how a tracing JIT uses a trace. Arguments that are not arrays are baked into the graph as the
-    Python values they had (a trace cannot see them change: ``sees_python_state`` is False)."""
+class _PerSignature:
+    """A graph per input signature, reused while ``check_guards`` holds: how a tracing or scripting JIT uses its
+    graphs. Arguments that are not arrays are baked in as the Python values they had (``sees_python_state`` is
+    False)."""
 
     def __init__(self, fn: Callable, compiler: GraphCompiler):
         self.fn = fn
@@ -99,14 +100,21 @@ class TracedFunction:
             if check_guards(graph, arrays):
                 break
         else:
-            graph = self._trace(args, arrays)
+            graph = self.capture(args, arrays)
             runner = self.compiler(graph)
             self.entries.append((graph, runner))
         self.last_graphs = [graph]
         outputs = runner(arrays)
         return pytree.unflatten(graph.out_tree, [np.asarray(o) for o in outputs])
 
-    def _trace(self, args, arrays) -> Graph:
+    def capture(self, args: tuple, arrays: dict) -> Graph:
+        raise NotImplementedError
+
+
+class TracedFunction(_PerSignature):
+    """``trace(fn, mode="guard")`` with the call's arrays as the example."""
+
+    def capture(self, args, arrays) -> Graph:
         fixed = {i: a for i, a in enumerate(args) if not isinstance(a, np.ndarray)}
         tensor_names = list(arrays)
 
@@ -119,6 +127,16 @@ class TracedFunction:
         bound.__name__ = getattr(self.fn, "__name__", "program")
         shapes = {n: (a.shape, a.dtype) for n, a in arrays.items()}
         return trace(bound, shapes, mode="guard", example=arrays)
+
+
+class ScriptedFunction(_PerSignature):
+    """``script(fn)``: the source converted, control flow on data kept as cond/while_loop nodes. A last
+    argument that is not an array goes in as ``params`` (script reads it as the value it is now)."""
+
+    def capture(self, args, arrays) -> Graph:
+        extra = [a for a in args if not isinstance(a, np.ndarray)]
+        shapes = {n: (a.shape, a.dtype) for n, a in arrays.items()}
+        return script(self.fn, shapes, extra[0] if extra else None)
 
 
 class _CompilingLazyRunner(LazyRunner):
@@ -178,7 +196,7 @@ class _CompiledWith(CompiledFunction):
         return self.nested[fn]
 
 
-# --- backends
+# --- backends and pipelines
 
 def _interpret(graph: Graph) -> Runner:
     return lambda inputs: run(graph, inputs)
@@ -189,21 +207,43 @@ def _generated_python(graph: Graph) -> Runner:
     return lambda inputs: forward(**inputs)
 
 
+def _compiled(backend: str) -> Callable[[Graph], Runner]:
+    """compile_graph's backend, with no passes of its own (the way's pipeline has run)."""
+    def make(graph: Graph) -> Runner:
+        compiled = compile_graph(graph, backend=backend, passes="none")
+        return lambda inputs: compiled(**inputs)
+    return make
+
+
+def _pass_pipeline(name: str) -> Callable[[Graph], list[str]]:
+    """A pipeline of the pass manager, run in place; each change reported as ``pass: change``."""
+    def apply(graph: Graph) -> list[str]:
+        changes: list[str] = []
+        for pass_name in pipeline_passes(name):
+            changes += [f"{pass_name}: {line}" for line in PASSES[pass_name](graph)]
+        return changes
+    return apply
+
+
 # --- the tables: one line per frontend, pipeline and backend
 
 FRONTENDS = {f.name: f for f in [
     Frontend("trace", TracedFunction, keeps_side_effects=False, sees_python_state=False),
+    Frontend("script", ScriptedFunction, keeps_side_effects=False, sees_python_state=False),
     Frontend("lazy", LazyFunction, keeps_side_effects=True, sees_python_state=True),
     Frontend("compile", _CompiledWith, keeps_side_effects=True, sees_python_state=True),
 ]}
 PIPELINES = {p.name: p for p in [
     Pipeline("none", lambda graph: []),
-    Pipeline("simplify", simplify),
+    Pipeline("exact", _pass_pipeline("exact")),                    # simplify, fold, cse, dce: bit for bit
+    Pipeline("fast_math", _pass_pipeline("fast_math"), exact=False),  # x / c -> x * (1/c), reassociation...
 ]}
 BACKENDS = {b.name: b for b in [
     Backend("interpret", _interpret),          # run(): the reference interpreter, node by node
-    Backend("prepare", prepare),               # the interpreter with its bookkeeping done once (compile's)
+    Backend("prepare", prepare),               # the interpreter with its bookkeeping done once
     Backend("to_python", _generated_python),   # graph.to_python(): generated NumPy source
+    Backend("codegen", _compiled("codegen")),  # straight-line NumPy source with buffer reuse
+    Backend("fused", _compiled("fused"), exact=False),  # C kernels for elementwise chains (libmvec functions)
 ]}
 
 

@@ -26,6 +26,7 @@ FAMILY_COLOURS = {
     "shape": ("#dcfce7", "#15803d"),
     "index": ("#fce7f3", "#be185d"),
     "nn": ("#ccfbf1", "#0f766e"),
+    "control": ("#fff7ed", "#c2410c"),
 }
 
 # Values that enter the graph are drawn apart from operations: (fill, stroke, text colour).
@@ -72,12 +73,15 @@ def node_number(node, numbering) -> str:
 
 
 def node_label(node) -> str:
-    """The short text inside the box: the input or parameter name, the constant, or the op."""
+    """The short text inside the box: the input or parameter name, the constant, or the op. A control-flow node
+    is one box that counts its regions' operations: ``cond {3 | 2}``."""
     kind = node_kind(node)
     if kind in ("input", "param"):
         return shorten(node.attrs["name"], MAX_LABEL)
     if kind == "const":
         return const_label(node.attrs["value"])
+    if node.regions:
+        return f"{node.op} {{{' | '.join(str(r.count()) for r in node.regions)}}}"
     return str(node.op)
 
 
@@ -104,6 +108,10 @@ def node_tooltip(node, numbering) -> str:
     lines = [line + (f" {operands}" if operands else "") + (f" {attrs}" if attrs else ""),
              "type: " + ", ".join(str(v.type) for v in node.outputs),
              f"family: {node_family(node)}" if node_kind(node) == "op" else f"kind: {node_kind(node)}"]
+    for key in opdef(node.op).regions:
+        region = node.attrs[key]
+        lines.append(f"region {key}: " + ", ".join(str(n.op) for n in region.nodes if n.op != Op.INPUT) +
+                     f" -> {', '.join(str(v.type) for v in region.outputs)}")
     if node.loc is not None:
         lines.append(f"source: {node.loc.describe()}")
         lines.append(f"file: {node.loc.filename}")

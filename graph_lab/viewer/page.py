@@ -153,6 +153,10 @@ def _guard_items(graph: Graph) -> list[str]:
     for i, guard in enumerate(graph.guards):
         # describe() says what is checked and where: "bool(value) == True at model.py:12: `if s > 0:`"
         file = f' title="{escape(guard.loc.filename)}"' if guard.loc is not None else ""
+        if not hasattr(guard, "graph"):  # a shape guard: a fact about the input sizes
+            items.append(f'<li class="guard shape-guard"{file}>guard #{i}: shape <code>{escape(guard.describe())}'
+                         f"</code></li>")
+            continue
         items.append(f'<li class="guard value-guard"{file}>guard #{i}: <code>{escape(guard.describe())}</code>'
                      f"<details><summary>how the value is computed</summary><pre>{escape(guard.graph)}</pre>"
                      f"</details></li>")

@@ -167,7 +167,7 @@ def demo6_explain_and_limit():
     print_header("演示 6：explain() 的报告；重新编译到上限以后")
     rng = np.random.default_rng(5)
     print(graph_lab.explain(branchy)(-np.abs(rng.standard_normal((2, 3)))))
-    cf = graph_lab.compile(small, recompile_limit=3)
+    cf = graph_lab.compile(small, recompile_limit=3, dynamic=False)  # dynamic shapes off: one graph per size
     correct = True
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

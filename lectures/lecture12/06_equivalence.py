@@ -14,7 +14,7 @@ graph_lab.equivalence 里的 isomorphic / structural_hash、counterexample、che
         和 float64 参考值比，谁更准；容差表怎么判，float64 裁判怎么判。
 演示 4：语义等价：print、list.append、属性赋值——trace 丢掉，compile 每次都照做。
 演示 5：随机操作：trace 把随机数冻成常量；compile 每次都真正抽样，随机数生成器前进得和 eager 一样。
-演示 6：差分测试：随机生成程序，用每一种"抓图方式 × 优化 × 后端"跑，和 eager 比（Csmith / NNSmith 的做法）。
+演示 6：差分测试：随机生成程序，用每一种"抓图方式 × pass 流水线 × 后端"跑，和 eager 比（Csmith / NNSmith 的做法）。
 
 【运行】python3 06_equivalence.py        （几秒）
 【依赖】numpy；graph_lab；../lecture01 的 console。
@@ -37,7 +37,7 @@ from graph_lab.equivalence import (canonical_form, check, compare, counterexampl
 from graph_lab.equivalence.inputs import EDGE_CASES  # noqa: E402
 from graph_lab.testing.differential import differential  # noqa: E402
 from graph_lab.testing.generator import generate  # noqa: E402
-from graph_lab.testing.ways import WAYS  # noqa: E402
+from graph_lab.testing.ways import BACKENDS, FRONTENDS, PIPELINES, WAYS  # noqa: E402
 from console import print_header, print_observations, print_table  # noqa: E402
 
 
@@ -284,7 +284,7 @@ def demo5_random():
 
 def demo6_differential():
     print_header("演示 6：差分测试：随机程序 × 每一种抓图方式")
-    tally: dict[str, list[int]] = {}
+    tally: dict[str, list[int]] = {}  # frontend -> [runs, calls compared, refused, mismatches, crashes]
     sizes = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -292,22 +292,27 @@ def demo6_differential():
             program = generate(seed)
             sizes.append((len(program.source()), program))
             for o in differential(program, WAYS).outcomes:
-                counts = tally.setdefault(o.way.split("/")[0], [0, 0, 0, 0])
+                counts = tally.setdefault(o.way.split("/")[0], [0, 0, 0, 0, 0])
                 counts[0] += 1
                 counts[1] += 3 if o.status == "ok" else 0
-                counts[2] += o.status == "mismatch"
-                counts[3] += o.status == "crash"
-    rows = [[frontend, runs, calls, bad, crashed] for frontend, (runs, calls, bad, crashed) in tally.items()]
-    print_table(["前端", "程序 × 优化 × 后端", "比较的调用次数", "不一致", "崩溃"], rows)
-    total = sum(r[1] for r in rows)
-    print(f"\n24 个随机程序，{len(WAYS)} 种方式（{len(tally)} 个前端 × 优化开/关 × 3 个后端），共 {total} 次运行；"
-          f"不一致 {sum(r[3] for r in rows)} 次，崩溃 {sum(r[4] for r in rows)} 次。最短的一个程序：")
+                counts[2] += o.status == "refused"
+                counts[3] += o.status == "mismatch"
+                counts[4] += o.status == "crash"
+    rows = [[frontend, *counts] for frontend, counts in tally.items()]
+    print_table(["前端", "程序 × 流水线 × 后端", "比较的调用次数", "拒绝（有文档的错误）", "不一致", "崩溃"], rows)
+    total, refused = sum(r[1] for r in rows), sum(r[3] for r in rows)
+    print(f"\n24 个随机程序，{len(WAYS)} 种方式（{len(FRONTENDS)} 个前端 × {len(PIPELINES)} 种 pass 流水线 × "
+          f"{len(BACKENDS)} 个后端），共 {total} 次运行；拒绝 {refused} 次，不一致 {sum(r[4] for r in rows)} 次，"
+          f"崩溃 {sum(r[5] for r in rows)} 次。最短的一个程序：")
     print(min(sizes, key=lambda t: t[0])[1].source())
+    script_refused = tally.get("script", [0, 0, 0])[2]
     print_observations([
         "Csmith（C 编译器）和 NNSmith（深度学习编译器）用同一个办法找到了几百个悄悄算错的 bug：随机生成合法的程序，"
-        "用不同的编译方式运行，和参考实现比较。这里的参考实现是 eager NumPy，每个程序用 3 组输入（随机、随机、全零）。",
+        "用不同的编译方式运行，和参考实现比较。这里的参考实现是 eager NumPy，每个程序用 3 组输入（随机、随机、正负零）。",
+        f"script 拒绝了 {script_refused} 次：它读源代码、不运行函数，所以不接受 float(张量) 这种要马上知道数值的写法，"
+        "而是报一个指明那一行的 ScriptError——拒绝是有文档的行为，悄悄算错才是 bug。",
         "生成器覆盖算子表里的每一个算子，值域保持合法（log 的参数先取绝对值再加 0.5，除数远离 0），还会写出 Python 的"
-        "if/for 和依赖数据的 if。出错的程序会被自动缩小成一个几行的可独立运行的脚本；python3 dev.py fuzz 跑一万个程序。",
+        "if/for/while 和依赖数据的 if。出错的程序会被自动缩小成一个几行的可独立运行的脚本；python3 dev.py fuzz 跑一万个程序。",
     ])
 
 

@@ -19,12 +19,12 @@ import suite_f8_injection as f8
 # suite -> (run, large count, CI sample count). The count is programs, except: F3 a budget of programs per
 # planted bug, F7 mutated texts and mutated saved files each, F8 rounds over every payload.
 SUITES = {
-    "F1": (f1.run, 10_000, 60),
+    "F1": (f1.run, 10_000, 40),
     "F2": (f2.run, 2_000, 60),
     "F3": (f3.run, 200, 60),
-    "F4": (f4.run, 2_000, 25),
-    "F5": (f5.run, 500, 8),
-    "F6": (f6.run, 2_000, 50),
+    "F4": (f4.run, 2_000, 15),
+    "F5": (f5.run, 500, 5),
+    "F6": (f6.run, 2_000, 30),
     "F7": (f7.run, 100_000, 600),
     "F8": (f8.run, 3, 1),
 }

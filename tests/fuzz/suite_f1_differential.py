@@ -66,7 +66,10 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
         figure.add("calls compared", tally["calls compared"])
         figure.add("mismatches", tally["mismatch"])
         figure.add("crashes", tally["crash"])
-        figure.add("refusals (TraceError)", tally["refused"])
+        figure.add("refusals (TraceError, ScriptError)", tally["refused"])
+        figure.add("refusals by frontend", ", ".join(f"{w.frontend.name} {tally['refused ' + w.frontend.name]}"
+                                                     for w in WAYS if w.pipeline.name == "none" and
+                                                     w.backend.name == "interpret"))
         figure.add("ops of the table exercised", f"{len(ops & table_ops)} of {len(table_ops)}")
         for failure_seed, way_name in failures[:shrink_at_most]:
             figure.failures.append(_reproduce(failure_seed, way_name))

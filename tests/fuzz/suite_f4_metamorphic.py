@@ -57,6 +57,6 @@ def run(count: int, seed: int = 0, ways: list[Way] | None = None) -> Figure:
     figure.add("variant x way runs", tally["ok"] + tally["mismatch"] + tally["crash"] + tally["refused"])
     figure.add("mismatches against the original", tally["mismatch"])
     figure.add("crashes", tally["crash"])
-    figure.add("refusals (TraceError)", tally["refused"])
+    figure.add("refusals (TraceError, ScriptError)", tally["refused"])
     figure.add("identities used", ", ".join(f"{n} {c}" for n, c in applied.most_common()))
     return figure

@@ -14,6 +14,8 @@ import types
 
 import numpy as np
 
+from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op
+from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard
@@ -111,6 +113,10 @@ class CallCapture:
         return False
 
     def _pure_builtin(self, f, args, kwargs) -> Var:
+        if getattr(f, "__module__", None) == "math" and getattr(f, "__name__", "") in FUNCTIONS and \
+                len(args) == 1 and isinstance(args[0].value, SymbolicValue):
+            # math.sqrt(d) of a size: a float computed when the graph runs, not a number frozen now
+            return self.created(SymFloat(float_op(f.__name__, args[0].value.expr), self.shape_env))
         if f is len and len(args) == 1 and not kwargs and not isinstance(args[0].value, Tensor):
             value, source = args[0].value, args[0].source
             if source is None:

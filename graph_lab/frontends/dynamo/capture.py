@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
+from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..recorder import Recorder
@@ -38,7 +39,7 @@ from .frame import BreakGraph, Frame, IterState, Var
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
-                      StackSource)
+                      SizesSource, StackSource)
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, derived_text, expression_text,
                      handlers_text_functions, is_constant, is_internal_function, is_library_module, is_namedtuple,
                      is_rebuildable, is_scalar, is_user_object)
@@ -74,7 +75,7 @@ class DynamoRecorder(Recorder):
 class CaptureContext(CallCapture):
     symbolic = True
 
-    def __init__(self, fn_globals: dict):
+    def __init__(self, fn_globals: dict, dynamic_axes=None):
         self.graph = Graph("compiled")
         self.recorder = DynamoRecorder(self.graph, self.loc)
         self.guards = GuardSet()
@@ -90,6 +91,10 @@ class CaptureContext(CallCapture):
         self.containers = TrackedContainers(self)
         self._keep: list = []  # keeps objects alive so that the ids above stay unique
         self.frame: Frame | None = None  # the innermost frame running, for source lines
+        self.dynamic_axes = dynamic_axes  # (source, array) -> axes to make symbolic; None: every size static
+        self.shape_env: ShapeEnv | None = None  # made when the first size becomes a symbol
+        self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
+        self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
 
     # --- values entering the capture
 
@@ -129,13 +134,46 @@ class CaptureContext(CallCapture):
                 self.guards.add(Guard("alias", source, first, self.loc()))
         else:
             name = self._input_name(source)
-            value = self.graph.add_input(name, TensorType.of(array), self.loc())
+            value = self.graph.add_input(name, self._input_type(array, source), self.loc())
             t = Tensor(self.recorder, value, Storage(f"the array {source.describe()}"))
             self.arrays_by_id[id(array)] = (t, source)
             self.input_sources[name] = source
             self._keep.append(array)
-        self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        pattern = self.patterns.get(id(array))
+        if pattern is None:
+            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
+        else:
+            self.guards.add(Guard("dims", source, (pattern, array.dtype), self.loc()))
         return t
+
+    def _input_type(self, array: np.ndarray, source) -> TensorType:
+        """The input's type: a size the policy makes dynamic is a new symbol ``s<i>``, unless it is 0 or 1
+        (specialized: such sizes broadcast or hold nothing, see ``ir/shape_env.py``)."""
+        axes = self.dynamic_axes(source, array) if self.dynamic_axes is not None else ()
+        shape = list(array.shape)
+        for axis in sorted(axes):
+            if array.shape[axis] >= 2:
+                if self.shape_env is None:
+                    self.shape_env = ShapeEnv(hints={})
+                    self.shape_env.guards = self.graph.guards
+                    self.shape_env.recorder = self.recorder
+                    self.shape_env.where = self.loc
+                    self.recorder.shape_env = self.shape_env
+                name = f"s{len(self.size_dims)}"
+                self.shape_env.hints[name] = array.shape[axis]
+                shape[axis] = self.shape_env.declare(Dim(name), self.loc())
+                self.size_dims.append((source, axis))
+        if any(type(d) is not int for d in shape):
+            self.patterns[id(array)] = tuple(None if type(d) is not int else d for d in shape)
+        return TensorType(array.dtype, tuple(shape))
+
+    def size_guard(self) -> None:
+        """One guard over all size symbols: the shape guards the capture relied on, checked on each call."""
+        from ...guards import ShapeGuard
+        if self.size_dims:
+            facts = [g for g in self.graph.guards if isinstance(g, ShapeGuard)]
+            names = tuple(f"s{i}" for i in range(len(self.size_dims)))
+            self.guards.add(Guard("sizes", SizesSource(tuple(self.size_dims)), (names, facts), None))
 
     def scalar_input(self, var: Var) -> Tensor:
         """A number read from the inputs, used by a tensor operation: a graph input, guarded by its type only."""

@@ -17,7 +17,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Source
 
-KINDS = ("type", "id", "equals", "array", "len", "keys", "alias", "distinct")
+KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
 
 
 @dataclass
@@ -43,6 +43,13 @@ class Guard:
         elif self.kind == "array":
             shape, dtype = self.expected
             text = f"{what} is an ndarray of shape {shape} and dtype {dtype}"
+        elif self.kind == "dims":
+            pattern, dtype = self.expected
+            shown = ", ".join("*" if p is None else str(p) for p in pattern)
+            text = f"{what} is an ndarray of shape ({shown}) and dtype {dtype} (* any size)"
+        elif self.kind == "sizes":
+            names, facts = self.expected
+            text = (f"sizes {', '.join(names)} = {what} satisfy " + ", ".join(str(g.fact) for g in facts))
         elif self.kind == "len":
             text = f"len({what}) == {self.expected}"
         elif self.kind == "alias":
@@ -67,6 +74,15 @@ class Guard:
                         return f"{what}.shape[{i}] is {a}, the cached graph was built for {b}{where}"
                 return f"{what}.shape is {value.shape}, the cached graph was built for {shape}{where}"
             return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}{where}"
+        if self.kind == "dims":
+            return _dims_failure(what, value, self.expected) + where
+        if self.kind == "sizes":
+            names, facts = self.expected
+            sizes = dict(zip(names, value))
+            failed = next(g for g in facts if not g.check(sizes))
+            shown = ", ".join(f"{n} = {sizes[n]}" for n in names)
+            return f"{shown} ({what}) break the cached graph's shape guard {failed.fact}" + \
+                (f" ({failed.why})" if failed.why else "") + (f" (from {failed.loc})" if failed.loc else "")
         if self.kind == "equals":
             return f"{what} is {value!r}, the cached graph was built for {self.expected!r}{where}"
         if self.kind == "type":
@@ -95,6 +111,32 @@ def same_value(a, b) -> bool:
     return a == b
 
 
+def dims_match(value, expected) -> bool:
+    """An ndarray of the dtype, the number of dimensions and the static sizes of ``(pattern, dtype)``."""
+    pattern, dtype = expected
+    return type(value) is np.ndarray and value.dtype == dtype and len(value.shape) == len(pattern) and \
+        all(p is None or p == n for p, n in zip(pattern, value.shape))
+
+
+def sizes_hold(value, expected) -> bool:
+    """Every shape guard of ``(names, facts)`` holds for the sizes ``value``."""
+    names, facts = expected
+    sizes = dict(zip(names, value))
+    return all(g.check(sizes) for g in facts)
+
+
+def _dims_failure(what: str, value, expected) -> str:
+    pattern, dtype = expected
+    if not isinstance(value, np.ndarray):
+        return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray"
+    if value.ndim != len(pattern):
+        return f"{what}.ndim is {value.ndim}, the cached graph was built for {len(pattern)}"
+    for i, (p, n) in enumerate(zip(pattern, value.shape)):
+        if p is not None and p != n:
+            return f"{what}.shape[{i}] is {n}, the cached graph was built for {p}"
+    return f"{what}.dtype is {value.dtype}, the cached graph was built for {dtype}"
+
+
 def _a(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" or noun == "ndarray" else "a ") + noun
 
@@ -115,6 +157,10 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
         return f"type({v}) is type({k}) and same({v}, {k})"
     if kind == "array":
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
+    if kind == "dims":
+        return f"dims_match({v}, {k})"
+    if kind == "sizes":
+        return f"sizes_hold({v}, {k})"
     if kind == "len":
         return f"len({v}) == {k}"
     if kind == "alias":
@@ -158,6 +204,7 @@ class GuardSet:
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
+                     "dims_match": dims_match, "sizes_hold": sizes_hold,
                      "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in ("alias", "distinct") else
                            g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)

@@ -10,13 +10,16 @@ import inspect
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import GraphLabError
+from ...ir.shape_env import using
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
-from .segment import RecipeMaker, Segment, interpret_runner, now
+from .segment import RecipeMaker, Segment, backend_runner, now
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -46,6 +49,10 @@ class CallEvent:
 
 
 class CompiledFunction:
+    """``dynamic`` says which array sizes a graph holds for: False, exactly the sizes of the call that captured
+    it; True, any size (each size >= 2 of every array argument is a symbol); None (automatic, the default),
+    static first, and a size whose change caused a recompile is symbolic in the graphs captured after it."""
+
     def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
         if not inspect.isfunction(fn):
             raise TypeError(f"compile() takes a Python function, got {type(fn).__name__}")
@@ -66,6 +73,10 @@ class CompiledFunction:
         self.body_runs = 0
         self.last_events: list[CallEvent] = []
         self.recompile_log: list[str] = []
+        self.dynamic_dims: set[tuple] = set()
+        """(source, axis) of each size that automatic dynamic made symbolic."""
+        if dynamic not in (None, True, False):
+            raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         functools.update_wrapper(self, fn)
         reason = cannot_interpret(self.code)
@@ -121,12 +132,46 @@ class CompiledFunction:
                 return None
             self.recompiles += 1
             message = (f"recompiling {self.fn.__qualname__} at offset {offset}: " + "; ".join(reasons))
+            if self.dynamic is None:
+                message += "".join(f"; {note}" for note in self._mark_dynamic(entries[-1], inputs))
             self.recompile_log.append(message)
             logs.emit("recompiles", message)
         seg = self._capture(offset, inputs)
         entries.append(seg)
         self.last_events.append(CallEvent(offset, seg, True, reasons))
         return seg
+
+    def _mark_dynamic(self, seg: Segment, inputs: FrameInputs) -> list[str]:
+        """Automatic dynamic: each array size that differs from what ``seg`` was built for becomes symbolic in
+        the next capture (a size of 0 or 1 stays specialized). Returns what changed, in words."""
+        notes = []
+        for g in seg.guards.guards:
+            if g.kind not in ("array", "dims"):
+                continue
+            try:
+                value = g.source.fetch(inputs)
+            except Exception:
+                continue
+            shape = g.expected[0]
+            if not isinstance(value, np.ndarray) or value.ndim != len(shape):
+                continue
+            for axis, (old, new) in enumerate(zip(shape, value.shape)):
+                key = (g.source, axis)
+                if old is None or old == new or key in self.dynamic_dims:
+                    continue
+                where = f"{g.source.describe()}.shape[{axis}]"
+                if new < 2:
+                    notes.append(f"{where} is {new}: sizes 0 and 1 are specialized, so it stays static")
+                    continue
+                self.dynamic_dims.add(key)
+                notes.append(f"{where} changed from {old} to {new}, so it becomes dynamic: the new graph holds for "
+                             f"any size >= 2 of it")
+        return notes
+
+    def _dynamic_axes(self, source, array) -> tuple:
+        if self.dynamic is True:
+            return tuple(range(array.ndim))
+        return tuple(axis for s, axis in self.dynamic_dims if s == source)
 
     def _give_up(self, reasons: list[str]) -> None:
         self.eager_fallback = "; ".join(reasons)
@@ -145,7 +190,7 @@ class CompiledFunction:
             seg = self._capture_once(offset, inputs, r.attempt)
         seg.compile_seconds = now() - started
         seg.check = seg.guards.compile()
-        seg.runner = interpret_runner(seg.graph)
+        seg.runner = backend_runner(seg.graph, self.backend)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")
@@ -158,7 +203,7 @@ class CompiledFunction:
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
-        ctx = CaptureContext(self.fn.__globals__)
+        ctx = CaptureContext(self.fn.__globals__, None if self.dynamic is False else self._dynamic_axes)
         cells, closure_sources = {}, {}
         for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
             cells[name] = cell
@@ -179,7 +224,8 @@ class CompiledFunction:
                 return seg
             n_nodes = len(ctx.graph.nodes)
             try:
-                result = frame.step()
+                with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
+                    result = frame.step()
             except (BreakGraph, Unsupported) as e:
                 if stop is not None:
                     raise
@@ -200,6 +246,8 @@ class CompiledFunction:
         result_recipe = maker.var(result) if result is not None else None
         ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
+        if ctx.shape_env is not None:
+            ctx.size_guard()
         ctx.graph.remove_dead_code()
         names = [n.attrs["name"] for n in ctx.graph.input_nodes]
         seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,

@@ -17,6 +17,8 @@ import numpy as np
 
 from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
+from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
+from ...ir.symbolic import SymbolicValue
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
@@ -63,7 +65,10 @@ class Segment:
             names = self._input_names = [n.attrs["name"] for n in self.graph.input_nodes]
         args = {name: s.fetch(inputs) for name, s in zip(names, self.input_sources)}
         outs = self.runner(args) if self.graph.outputs else []
-        rebuild = Rebuilder(inputs, outs)
+        symbolic = self.__dict__.get("_symbolic")
+        if symbolic is None:
+            symbolic = self._symbolic = is_symbolic_graph(self.graph)
+        rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0] if symbolic else None)
         if self.end == "return":
             return escape(rebuild(self.result_recipe)), None, None
         local_vars = {name: rebuild(r) for name, r in self.local_recipes.items() if not _unbound(r, inputs)}
@@ -101,6 +106,15 @@ def interpret_runner(graph: Graph):
     return prepare(graph)
 
 
+def backend_runner(graph: Graph, backend: str):
+    """Run a graph with ``compile(backend=...)``'s backend: ``auto`` (fused where a C compiler is found, which
+    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
+    if backend == "interpret":
+        return interpret_runner(graph)
+    from ...backends.compiled import compile_graph
+    return compile_graph(graph, backend=backend, passes="exact", verify=False).run
+
+
 class RecipeMaker:
     """Turns the live values at the end of a capture into recipes, adding graph outputs as needed.
 
@@ -124,6 +138,8 @@ class RecipeMaker:
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
+            return self.tensor(self.ctx.recorder.size_tensor(x.expr))
         source = self.ctx.sourced.get(id(x))
         if source is not None:
             return ("source", source)
@@ -190,9 +206,10 @@ class RecipeMaker:
 class Rebuilder:
     """Follows recipes on a new call: real arrays and objects, with NumPy's own aliasing for views."""
 
-    def __init__(self, inputs: FrameInputs, outs: list):
+    def __init__(self, inputs: FrameInputs, outs: list, sizes: dict | None = None):
         self.inputs = inputs
         self.outs = outs
+        self.sizes = sizes  # the size symbols' values, for views whose attributes hold them
         self.built: dict[int, object] = {}  # slot -> object, for shared ("ref") recipes
 
     def __call__(self, recipe: tuple):
@@ -234,7 +251,7 @@ class Rebuilder:
             return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "view":
             _, base_recipe, op, attrs = recipe
-            return apply_view(self(base_recipe), op, attrs)
+            return apply_view(self(base_recipe), op, bind_attrs(attrs, self.sizes) if self.sizes else attrs)
         if kind == "cell":
             return types.CellType() if recipe[1] is None else types.CellType(self(recipe[1]))
         if kind == "function":

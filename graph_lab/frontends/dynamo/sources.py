@@ -193,3 +193,17 @@ class DerivedSource(Source):
             operator_form = isinstance(a, DerivedSource) and a.text.startswith("{") and " " in a.text
             parts.append(f"({text})" if operator_form else text)
         return self.text.format(*parts)
+
+
+@dataclass(frozen=True)
+class SizesSource(Source):
+    """The sizes a symbolic segment binds: one ``(array source, axis)`` per size symbol, fetched as a tuple."""
+
+    dims: tuple
+    """``((source, axis), ...)`` in the order of the symbols ``s0, s1, ...``."""
+
+    def fetch(self, inputs):
+        return tuple(source.fetch(inputs).shape[axis] for source, axis in self.dims)
+
+    def describe(self):
+        return ", ".join(f"{source.describe()}.shape[{axis}]" for source, axis in self.dims)

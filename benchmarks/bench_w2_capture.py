@@ -1,0 +1,123 @@
+"""W2: capture time per node of residual chains ``x = x + tanh(x @ W_i)``, N layers on [4, 8], for N in
+{1, 8, 64, 256, 1024}: trace, LazyRunner (recording and running the graph), and compile() (bytecode capture, guards,
+passes and code generation: the first call), with torch.fx and jax.make_jaxpr when installed. Flat columns mean
+capture grows linearly with the program.
+
+    PYTHONPATH=. python3 benchmarks/bench_w2_capture.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from harness import header, optional_libraries, print_header, print_table
+
+import graph_lab
+from graph_lab import LazyRunner, trace
+
+SIZES = (1, 8, 64, 256, 1024)
+
+
+def chain(x, ws):
+    for w in ws:
+        x = x + np.tanh(x @ w)
+    return x
+
+
+def best_of(fn, rounds: int = 5) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def capture_trace(ws):
+    return trace(chain, {"x": (4, 8)}, ws)
+
+
+def capture_lazy(x, ws):
+    lr = LazyRunner()
+    t = lr.tensor(x)
+    lr.materialize(chain(t, ws))
+    return lr
+
+
+def capture_compile(x, ws):
+    compiled = graph_lab.compile(chain)  # a new function object each time: the first call captures
+    compiled(x, ws)
+    return compiled
+
+
+def torch_fx(n: int):
+    torch = optional_libraries().get("torch")
+    if torch is None:
+        return None
+    import torch.fx
+
+    class Chain(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ws = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(8, 8)) for _ in range(n)])
+
+        def forward(self, x):
+            for w in self.ws:
+                x = x + torch.tanh(x @ w)
+            return x
+
+    module = Chain()
+    return lambda: torch.fx.symbolic_trace(module)
+
+
+def jax_jaxpr(n: int, x, ws):
+    jax = optional_libraries().get("jax")
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def fn(x, ws):
+        for w in ws:
+            x = x + jnp.tanh(x @ w)
+        return x
+
+    return lambda: jax.make_jaxpr(fn)(x, ws)
+
+
+def main() -> None:
+    header("W2: capture time per node, residual chains x = x + tanh(x @ W_i) on [4, 8]")
+    rng = np.random.default_rng(0)
+    rows = []
+    per_node: dict[str, list[float]] = {}
+    for n in SIZES:
+        ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
+        x = rng.standard_normal((4, 8))
+        nodes = trace(chain, {"x": (4, 8)}, ws).count()
+        lr = capture_lazy(x, ws)
+        assert lr.graphs == [nodes]
+        times = {"trace": best_of(lambda: capture_trace(ws)),
+                 "LazyRunner (record + run)": best_of(lambda: capture_lazy(x, ws)),
+                 "compile() first call": best_of(lambda: capture_compile(x, ws))}
+        fx = torch_fx(n)
+        if fx is not None:
+            times["torch.fx symbolic_trace"] = best_of(fx)
+        jaxpr = jax_jaxpr(n, x, ws)
+        if jaxpr is not None:
+            times["jax.make_jaxpr"] = best_of(jaxpr)
+        row = [str(n), str(nodes)]
+        for name, seconds in times.items():
+            per_node.setdefault(name, []).append(seconds / nodes)
+            row.append(f"{seconds / nodes * 1e6:.1f}")
+        rows.append(row)
+    print_header("microseconds per node (median of 5)")
+    print_table(["layers", "nodes"] + list(per_node), rows)
+    flat = {name: max(v[1:]) / min(v[1:]) for name, v in per_node.items()}
+    print("\nspread from N = 8 to N = 1024 (max / min of us per node): "
+          + ", ".join(f"{name} {ratio:.2f}" for name, ratio in flat.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""What the benchmarks share: the machine's description, interleaved timing, and the optional torch / jax.
+
+Every figure is measured in the same run as eager NumPy's and shown as a ratio to it. ``interleaved`` times the
+variants in turn (A B C A B C ...) so that a slow moment of a shared machine hits all of them alike, and reports
+the median of the rounds (at least 5).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graph_lab.console import print_header, print_table  # noqa: E402
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """One line: CPU, CPUs available, Python, NumPy and its BLAS, and the optional libraries found."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    blas = "?"
+    try:
+        config = np.show_config(mode="dicts")
+        blas = f"{config['Build Dependencies']['blas']['name']} {config['Build Dependencies']['blas']['version']}"
+    except Exception:
+        pass
+    extras = [f"{name} {module.__version__}" for name, module in optional_libraries().items()]
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return (f"{cpu_model()}, {cpus} CPUs{load}; Python {platform.python_version()}, NumPy {np.__version__} "
+            f"({blas}); {', '.join(extras) if extras else 'torch and jax not installed'}")
+
+
+def optional_libraries() -> dict:
+    """torch and jax, when importable (never required)."""
+    found = {}
+    for name in ("torch", "jax"):
+        try:
+            found[name] = __import__(name)
+        except Exception:
+            pass
+    return found
+
+
+def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int = 1,
+                warmup: int = 1) -> dict[str, float]:
+    """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls."""
+    for fn in variants.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(max(rounds, 5)):
+        for name, fn in variants.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[name].append((time.perf_counter() - start) / number)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def ratio_rows(medians: dict[str, float], baseline: str, notes: dict[str, str] | None = None) -> list[list[str]]:
+    """Rows: variant, median time, speed-up over the baseline (eager NumPy), note."""
+    base = medians[baseline]
+    notes = notes or {}
+    return [[name, fmt_time(t), f"{base / t:.2f}x", notes.get(name, "")] for name, t in medians.items()]
+
+
+def print_ratios(title: str, medians: dict[str, float], baseline: str = "eager NumPy",
+                 notes: dict[str, str] | None = None) -> None:
+    print_header(title)
+    print_table(["variant", "median", "speed-up vs eager", "note"], ratio_rows(medians, baseline, notes))
+
+
+def header(what: str) -> None:
+    print(f"{what}\nmachine: {machine()}\n")

@@ -1,0 +1,306 @@
+"""C source for a fused group of elementwise nodes: one loop over the elements, every op a C expression.
+
+A kernel reads its inputs once and writes its outputs once; every intermediate value lives in a register::
+
+    void k_3f2a...(int64_t begin, int64_t end, const float* restrict in0, float* restrict out0) {
+      #pragma omp simd
+      for (int64_t j = begin; j < end; j++) {
+        float a0 = in0[j];
+        float t0 = ((float)0x1p-1 * a0);
+        float t1 = tanhf(t0);          /* a vector call into libmvec, declared with `omp declare simd` */
+        out0[j] = t1;
+      }
+    }
+
+Each op's expression (``C_OPS``) computes what NumPy computes: the same IEEE operations in the same order and
+dtype (``-ffp-contract=off`` keeps ``a * b + c`` two roundings, as in NumPy), NaN propagation and signed zeros
+as NumPy's loops give them (``maximum`` returns its second operand on ties; ``sign(-0.0)`` is ``+0.0``). Only
+the transcendental functions differ: libmvec's vector ``tanhf``/``expf``/... are not NumPy's, and are within the
+tolerance documented in the README.
+
+The source holds no user text: op names come from the op table, numbers are printed as C hexadecimal floats
+(exact), and every identifier is made here (``in0``, ``t3``, ``k_<hash>``). ``check_c_source`` refuses anything
+else, as ``pycode`` does for Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.graph import Node, Value
+from ..ir.types import TensorType
+from ..ops import Op
+
+C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.bool_): "unsigned char"}
+"""The dtypes a kernel computes in, and their C types (a NumPy bool is one byte holding 0 or 1)."""
+
+# libm functions with vector versions in glibc's libmvec, by the C name of the double version. A kernel declares
+# the ones it calls with `#pragma omp declare simd`, so that GCC calls e.g. _ZGVdN8v_tanhf on 8 floats at once.
+VECTOR_MATH = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "pow")
+
+
+def c_function(name: str, ctype: str) -> str:
+    """``tanhf`` for float, ``tanh`` for double."""
+    return name + "f" if ctype == "float" else name
+
+
+def c_number(value: float | int | bool, ctype: str) -> str:
+    """An exact C literal of ``value`` converted to ``ctype`` (the conversion NumPy does for a weak scalar: to the
+    nearest value of the array's dtype). Infinities are GCC's builtins; NaN has no literal (see ``literal_ok``)."""
+    if ctype == "unsigned char":
+        return "1" if value else "0"
+    x = float(value)
+    if math.isinf(x):
+        infinity = "__builtin_inff()" if ctype == "float" else "__builtin_inf()"
+        return f"({'-' if x < 0 else ''}{infinity})"
+    if math.isnan(x):
+        raise ValueError("no literal for NaN: a kernel reads a NaN constant from memory")
+    return f"(({ctype}){x.hex()})"
+
+
+def literal_ok(value) -> bool:
+    """A weak Python scalar a kernel may write into its source: not NaN, and an int exact as a double."""
+    if type(value) is bool:
+        return True
+    if type(value) is int:
+        return abs(value) < 2 ** 53
+    return type(value) is float and not math.isnan(value)
+
+
+# --- the op table of kernels: op -> function(operands, ctype of the result, operand ctypes) -> C expression
+
+
+def _max(x, y):  # NumPy's maximum: NaN wins (the first NaN), else the second operand on ties
+    return f"(({x}) != ({x}) ? ({x}) : ({y}) != ({y}) ? ({y}) : ({x}) > ({y}) ? ({x}) : ({y}))"
+
+
+def _min(x, y):
+    return f"(({x}) != ({x}) ? ({x}) : ({y}) != ({y}) ? ({y}) : ({x}) < ({y}) ? ({x}) : ({y}))"
+
+
+def _clip(x, lo, hi):  # NumPy's clip with scalar bounds: a NaN bound wins, x is kept on ties
+    if lo is not None:
+        x = f"(({lo}) != ({lo}) ? ({lo}) : ({x}) < ({lo}) ? ({lo}) : ({x}))"
+    if hi is not None:
+        x = f"(({hi}) != ({hi}) ? ({hi}) : ({x}) > ({hi}) ? ({hi}) : ({x}))"
+    return x
+
+
+def _call(name):
+    return lambda a, t: f"{c_function(name, t)}({a[0]})"
+
+
+def _builtin(name):
+    return lambda a, t: f"__builtin_{c_function(name, t)}({a[0]})"
+
+
+def _one(t):
+    return c_number(1.0, t)
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+
+C_OPS = {
+    Op.NEG: lambda a, t: f"(-{a[0]})",
+    Op.ABS: _builtin("fabs"),
+    Op.SIGN: lambda a, t: f"({a[0]} > 0 ? {_one(t)} : {a[0]} < 0 ? (-{_one(t)}) : {a[0]} == 0 ? (({t})0) : {a[0]})",
+    Op.EXP: _call("exp"),
+    Op.LOG: _call("log"),
+    Op.LOG1P: _call("log1p"),
+    Op.EXPM1: _call("expm1"),
+    Op.SQRT: _builtin("sqrt"),
+    Op.SQUARE: lambda a, t: f"({a[0]} * {a[0]})",
+    Op.RECIPROCAL: lambda a, t: f"({_one(t)} / {a[0]})",
+    Op.TANH: _call("tanh"),
+    Op.SIN: _call("sin"),
+    Op.COS: _call("cos"),
+    Op.FLOOR: _builtin("floor"),
+    Op.CEIL: _builtin("ceil"),
+    Op.LOGICAL_NOT: lambda a, t: f"({a[0]} == 0)",
+    Op.SIGMOID: lambda a, t: f"({_one(t)} / ({_one(t)} + {c_function('exp', t)}(-{a[0]})))",
+    Op.RELU: lambda a, t: _max(a[0], c_number(0, t)),
+    Op.GELU: lambda a, t: (f"(({c_number(0.5, t)} * {a[0]}) * ({_one(t)} + {c_function('tanh', t)}("
+                           f"{c_number(_GELU_C, t)} * ({a[0]} + (({c_number(0.044715, t)} * {a[0]}) * {a[0]})"
+                           f" * {a[0]}))))"),
+    Op.COPY: lambda a, t: a[0],
+    Op.CAST: lambda a, t: a[0],  # the operand is converted to the result's C type like every operand
+    Op.ADD: lambda a, t: f"({a[0]} + {a[1]})",
+    Op.SUB: lambda a, t: f"({a[0]} - {a[1]})",
+    Op.MUL: lambda a, t: f"({a[0]} * {a[1]})",
+    Op.DIV: lambda a, t: f"({a[0]} / {a[1]})",
+    Op.POW: lambda a, t: f"{c_function('pow', t)}({a[0]}, {a[1]})",
+    Op.MAXIMUM: lambda a, t: _max(a[0], a[1]),
+    Op.MINIMUM: lambda a, t: _min(a[0], a[1]),
+    Op.EQ: lambda a, t: f"({a[0]} == {a[1]})",
+    Op.NE: lambda a, t: f"({a[0]} != {a[1]})",
+    Op.LT: lambda a, t: f"({a[0]} < {a[1]})",
+    Op.LE: lambda a, t: f"({a[0]} <= {a[1]})",
+    Op.GT: lambda a, t: f"({a[0]} > {a[1]})",
+    Op.GE: lambda a, t: f"({a[0]} >= {a[1]})",
+    Op.LOGICAL_AND: lambda a, t: f"(({a[0]} != 0) & ({a[1]} != 0))",
+    Op.LOGICAL_OR: lambda a, t: f"(({a[0]} != 0) | ({a[1]} != 0))",
+    Op.LOGICAL_XOR: lambda a, t: f"(({a[0]} != 0) ^ ({a[1]} != 0))",
+    Op.WHERE: lambda a, t: f"({a[0]} ? {a[1]} : {a[2]})",
+    Op.CLIP: lambda a, t: _clip(*a),  # a: x, lo, hi (None for a bound not given)
+}
+
+COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
+LOGICAL = frozenset({Op.LOGICAL_NOT, Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_XOR})
+TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.TANH, Op.SIN, Op.COS, Op.POW, Op.SIGMOID,
+                            Op.GELU})
+"""Ops that call libm: not bit for bit with NumPy, and several times costlier than arithmetic."""
+
+
+def compute_dtype(node: Node) -> np.dtype:
+    """The dtype the op computes in: its result's, except for comparisons (the operands' common dtype)."""
+    if node.op in COMPARISONS:
+        return np.result_type(*[_promotion_operand(v.type) for v in node.inputs])
+    if node.op == Op.WHERE:
+        return node.output.type.dtype
+    return node.output.type.dtype
+
+
+def _promotion_operand(t: TensorType):
+    return t.weak(0) if t.weak is not None else t.dtype
+
+
+# --- one kernel
+
+
+@dataclass
+class KernelInput:
+    """An array the kernel reads, and how it lines up with the loop."""
+
+    value: Value
+    pattern: str
+    """full: one element per iteration; row: a vector along the inner loop, the same for every row;
+    col: one element per row; scalar: one element for the whole loop."""
+
+
+@dataclass
+class KernelSpec:
+    """What a kernel computes: the group's nodes, its operands and results, and the loop's shape."""
+
+    nodes: list[Node]
+    inputs: list[KernelInput]
+    outputs: list[Value]
+    two_d: bool
+    """True: rows x inner loop (some operand broadcasts along one of them); False: one flat loop."""
+    literals: dict[Value, object] = field(default_factory=dict)
+    """Operands written into the source as numbers (weak Python scalars, one-element constants)."""
+
+
+def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
+    """The kernel function for ``spec``; its name is a hash of its text, so equal kernels are compiled once."""
+    names: dict[Value, str] = {}
+    body: list[str] = []
+    params = ["int64_t begin", "int64_t end"] + (["int64_t inner"] if spec.two_d else [])
+    row_setup: list[str] = []
+    for i, inp in enumerate(spec.inputs):
+        ctype = C_TYPES[inp.value.type.dtype]
+        params.append(f"const {ctype}* restrict in{i}")
+        names[inp.value] = f"a{i}"
+        if inp.pattern == "scalar":
+            row_setup.append(f"const {ctype} a{i} = in{i}[0];")
+        elif inp.pattern == "col":
+            row_setup.append(f"const {ctype} a{i} = in{i}[i];")
+        else:
+            index = "i * inner + j" if spec.two_d and inp.pattern == "full" else "j"
+            body.append(f"{ctype} a{i} = in{i}[{index}];")
+    for k, v in enumerate(spec.outputs):
+        params.append(f"{C_TYPES[v.type.dtype]}* restrict out{k}")
+    used_math: set[str] = set()
+    for n, node in enumerate(spec.nodes):
+        ctype = C_TYPES[node.output.type.dtype]
+        operand_type = C_TYPES[compute_dtype(node)]
+        operands = []
+        for v in node.inputs:
+            if v in spec.literals:
+                operands.append(c_number(spec.literals[v], operand_type))
+            elif node.op == Op.WHERE and v is node.inputs[0] or node.op in LOGICAL:
+                operands.append(names[v])
+            else:
+                operands.append(f"(({operand_type}){names[v]})" if C_TYPES[v.type.dtype] != operand_type
+                                else names[v])
+        if node.op == Op.CLIP:
+            it = iter(operands[1:])
+            operands = [operands[0], next(it) if node.attrs["has_min"] else None,
+                        next(it) if node.attrs["has_max"] else None]
+        if node.op == Op.CAST and ctype == "unsigned char":
+            expression = f"({names[node.inputs[0]]} != 0)"  # astype(bool): nonzero (NaN too) is True
+        else:
+            expression = C_OPS[node.op](operands, operand_type)
+        used_math.update(f for f in VECTOR_MATH if f"{c_function(f, operand_type)}(" in expression)
+        body.append(f"{ctype} t{n} = ({ctype}){expression};")
+        names[node.output] = f"t{n}"
+    for k, v in enumerate(spec.outputs):
+        body.append(f"out{k}[{'i * inner + j' if spec.two_d else 'j'}] = {names[v]};")
+
+    lines = []
+    if spec.two_d:
+        lines.append("  for (int64_t i = begin; i < end; i++) {")
+        lines += [f"    {s}" for s in row_setup]
+        lines.append("    #pragma omp simd")
+        lines.append("    for (int64_t j = 0; j < inner; j++) {")
+        lines += [f"      {s}" for s in body]
+        lines += ["    }", "  }"]
+    else:
+        lines += [f"  {s}" for s in row_setup]
+        lines.append("  #pragma omp simd")
+        lines.append("  for (int64_t j = begin; j < end; j++) {")
+        lines += [f"    {s}" for s in body]
+        lines.append("  }")
+    declarations = tuple(declaration(f, ctype, vector_math) for f in sorted(used_math)
+                         for ctype in ("float", "double") if any(f"{c_function(f, ctype)}(" in line for line in lines))
+    signature = f"({', '.join(params)})"
+    text = "\n".join(lines)
+    name = "k_" + hashlib.sha256((signature + text + str(vector_math)).encode()).hexdigest()[:20]
+    kernel = CKernel(name, declarations, f"void {name}{signature} {{\n{text}\n}}\n",
+                     len(spec.inputs), len(spec.outputs), spec.two_d)
+    check_c_source(kernel.translation_unit())
+    return kernel
+
+
+@dataclass(frozen=True)
+class CKernel:
+    """One kernel function: its name (a hash of its text), the prototypes it needs and its definition."""
+
+    name: str
+    declarations: tuple[str, ...]
+    definition: str
+    n_inputs: int
+    n_outputs: int
+    two_d: bool
+
+    def translation_unit(self) -> str:
+        return library_source([self])
+
+
+def library_source(kernels) -> str:
+    """One C file defining ``kernels`` (each prototype declared once), in a fixed order."""
+    kernels = sorted({k.name: k for k in kernels}.values(), key=lambda k: k.name)
+    declarations = sorted({d for k in kernels for d in k.declarations})
+    return "\n".join([PRELUDE] + declarations + [""] + [k.definition for k in kernels])
+
+
+def declaration(function: str, ctype: str, vector_math: bool) -> str:
+    """The prototype of a libm function, marked as having vector versions when libmvec is used."""
+    args = ", ".join([ctype] * (2 if function == "pow" else 1))
+    proto = f"{ctype} {c_function(function, ctype)}({args});"
+    return f"#pragma omp declare simd notinbranch\n{proto}" if vector_math else proto
+
+
+PRELUDE = "#include <stdint.h>\n"
+_SAFE_C = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[]{},.;:=+-*/<>!?&|^#\n")
+
+
+def check_c_source(source: str) -> None:
+    """Refuse a kernel with any character a kernel made here never has (quotes, backslashes, ...)."""
+    bad = sorted(set(source) - _SAFE_C)
+    if bad:
+        raise RuntimeError(f"generated C would contain {bad}; refusing to compile it (a bug in graph_lab's kernel "
+                           f"generator: user text must never reach the source)")

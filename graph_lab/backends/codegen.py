@@ -1,0 +1,223 @@
+"""The ``codegen`` backend: the graph written once as straight-line NumPy source, run with no per-node dispatch,
+and with the buffers of dead intermediates reused through ``out=``.
+
+The source is ``g.code``'s (``pycode.generate``), plus ``out=`` where the buffer planner found a dead array of the
+same shape and dtype::
+
+    v5 = np.multiply(v3, v4)                  # f32[512,4096]
+    v6 = np.tanh(v5, out=v3)                  # f32[512,4096]   v3 is dead here: its memory is reused
+
+Reuse must never change a result, so the planner is conservative:
+
+- Only ufunc calls and ``matmul`` write into a given buffer (NumPy computes the same bits with or without
+  ``out=``), and only when every array operand has the result's shape (no broadcasting) and is C-contiguous.
+  The buffer is C-contiguous too, so the result has the memory order it would have had: a later reduction sums
+  in the same order.
+- A buffer is reused only after the last use of its value *and of every value that may share its memory* (a
+  reshape, a transpose, an index or a split of it may be a view). An op not known to return fresh memory is
+  assumed to alias all its operands.
+- Inputs, parameters and constants are never written; neither is anything a graph output may alias.
+- Whether an input is C-contiguous is known only at run time, so two functions are generated: with ``out=``
+  (called when every input and parameter is C-contiguous) and without.
+
+Arrays smaller than ``min_bytes`` are left alone: NumPy's allocator is cheap for them and the keyword costs time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
+from ..ops import SOURCE_OPS, Op, opdef
+from . import pycode
+from .options import MIN_BUFFER_BYTES
+
+
+# Ops whose result never shares memory with an operand (families: every op of the family).
+FRESH_FAMILIES = frozenset({"unary", "binary", "reduce", "nn"})
+FRESH_OPS = frozenset({Op.MATMUL, Op.OUTER, Op.CONCATENATE, Op.STACK, Op.REPEAT, Op.TILE, Op.PAD, Op.TRIU,
+                       Op.TRIL, Op.INDEX_UPDATE, Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
+# Views whose result is C-contiguous whenever their operand is.
+C_VIEW_OPS = frozenset({Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE})
+
+
+def returns_fresh(node: Node) -> bool:
+    """The node's results are new arrays, sharing memory with none of its operands."""
+    return opdef(node.op).family in FRESH_FAMILIES or node.op in FRESH_OPS
+
+
+@dataclass
+class Step:
+    """One line of the generated function: a node, or a fused kernel standing for several nodes."""
+
+    node: Node
+    """The node the line is written for (a kernel's last node)."""
+    inputs: tuple[Value, ...]
+    outputs: tuple[Value, ...]
+    fresh: bool
+    """Its results are new C-ordered arrays (when its operands are C-ordered) sharing memory with nothing."""
+    takes_out: str | None = None
+    """"ufunc" or "matmul" when the line may write into a given buffer."""
+
+
+@dataclass
+class BufferPlan:
+    """Which lines write into which dead buffers."""
+
+    out: dict[int, Value] = field(default_factory=dict)
+    """id(step node) -> the value whose array the line writes into."""
+    reused_bytes: int = 0
+    """Bytes of allocation saved per call."""
+
+    def describe(self, graph: Graph) -> list[str]:
+        numbering = graph.numbering()
+        by_id = {id(n): n for n in graph.nodes}
+        return [f"{graph.node_text(by_id[i], numbering)} writes into the buffer of %{numbering[v]}"
+                for i, v in self.out.items()]
+
+
+def node_steps(graph: Graph) -> list[Step]:
+    """One step per operation node (what ``codegen`` writes)."""
+    steps = []
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            continue
+        takes = "ufunc" if pycode.numpy_ufunc(node) is not None else None
+        if node.op == Op.MATMUL and not node.attrs:
+            takes = "matmul"
+        steps.append(Step(node, node.inputs, node.outputs, returns_fresh(node), takes))
+    return steps
+
+
+def _nbytes(v: Value) -> int:
+    return v.type.size * v.type.dtype.itemsize
+
+
+def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES) -> BufferPlan:
+    """Give lines that can write into a buffer the buffer of a value nothing reads any more."""
+    never = 1 << 60
+    position = {id(s.node): i for i, s in enumerate(steps)}
+    last_use: dict[Value, int] = {}
+    for i, s in enumerate(steps):
+        for v in s.inputs:
+            last_use[v] = i
+    for v in graph.outputs:
+        last_use[v] = never
+
+    c_order = c_ordered_values(graph, steps)
+    roots: dict[Value, frozenset] = {}  # the buffers (fresh values) a value may share memory with
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            roots[node.output] = frozenset()
+    for s in steps:
+        for v in s.outputs:
+            roots[v] = frozenset([v]) if s.fresh else frozenset().union(*(roots[u] for u in s.inputs))
+
+    live_until: dict[Value, int] = {}
+    for v, rs in roots.items():
+        for r in rs:
+            live_until[r] = max(live_until.get(r, -1), last_use.get(v, position.get(id(v.node), -1)))
+
+    def big_enough(v: Value) -> bool:
+        return c_order[v] and v.type.ndim > 0 and _nbytes(v) >= min_bytes
+
+    def reusable(r: Value) -> bool:  # a buffer whose memory may be taken over once it is dead
+        return big_enough(r) and live_until.get(r, never) < never
+
+    plan = BufferPlan()
+    free: dict[tuple, list[Value]] = {}
+    for i, s in enumerate(steps):
+        out = s.outputs[0] if len(s.outputs) == 1 else None
+        if s.takes_out and out is not None and big_enough(out) and _operands_fit(s, out, c_order):
+            key = (out.type.shape, out.type.dtype)
+            buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
+            if buffer is None and free.get(key):
+                buffer = free[key].pop()
+            if buffer is not None:
+                plan.out[id(s.node)] = buffer
+                plan.reused_bytes += _nbytes(out)
+        for r in {r for v in s.inputs for r in roots[v]}:
+            if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
+                free.setdefault((r.type.shape, r.type.dtype), []).append(r)
+    return plan
+
+
+def c_ordered_values(graph: Graph, steps: list[Step]) -> dict[Value, bool]:
+    """Which values are C-contiguous whenever the inputs and parameters are (a test checks this claim on every
+    sample): fresh results of C-ordered operands, and reshapes, expand_dims and squeezes of C-ordered values."""
+    c_order: dict[Value, bool] = {}
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            value = node.attrs.get("value")
+            c_order[node.output] = (node.op != Op.CONST or not isinstance(value, np.ndarray)
+                                    or value.flags.c_contiguous)
+    for s in steps:
+        operands_c = all(c_order[v] for v in s.inputs)
+        for v in s.outputs:
+            c_order[v] = operands_c and (s.fresh or s.node.op in C_VIEW_OPS)
+    return c_order
+
+
+def _operands_fit(s: Step, out: Value, c_order: dict[Value, bool]) -> bool:
+    """Every array operand has the result's shape and is C-ordered; scalars may be anything."""
+    for v in s.inputs:
+        if v.type.ndim == 0:
+            continue
+        if v.type.shape != out.type.shape or not c_order[v]:
+            return False
+    return True
+
+
+def _in_place_operand(s: Step, out: Value, i: int, live_until, roots, reusable) -> Value | None:
+    """An operand that dies at this very line, is its own buffer, and is read by no other operand's view."""
+    for v in s.inputs:
+        if roots[v] != frozenset([v]) or live_until.get(v) != i or not reusable(v):
+            continue
+        if v.type.shape != out.type.shape or v.type.dtype != out.type.dtype:
+            continue
+        others = [u for u in s.inputs if u is not v]
+        if any(v in roots[u] for u in others):
+            continue
+        return v
+    return None
+
+
+def out_statement(plan: BufferPlan) -> Callable[[Any, pycode._Context], tuple[str, str] | None]:
+    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines."""
+    def statement(node, ctx):
+        buffer = plan.out.get(id(node))
+        if buffer is None:
+            return None
+        call = pycode.expression(node, ctx)
+        assert call.endswith(")")
+        code = f"{ctx.var(node.output)} = {call[:-1]}, out={ctx.var(buffer)})"
+        return code, f"{node.output.type}   reuses {ctx.var(buffer)}"
+    return statement
+
+
+@dataclass
+class Generated:
+    """The source of the two functions and what they need."""
+
+    plain: pycode.PyCode
+    """Without ``out=``: valid for any inputs."""
+    reusing: pycode.PyCode
+    """With ``out=``: valid when every input and parameter is C-contiguous."""
+    plan: BufferPlan
+
+
+def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
+    plain = pycode.generate(graph)
+    plan = plan_buffers(graph, node_steps(graph), min_bytes)
+    reusing = pycode.generate(graph, out_statement(plan)) if plan.out else plain
+    return Generated(plain, reusing, plan)
+
+
+def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
+    """``forward(inputs, params, consts)`` from generated source (checked by ``pycode`` to hold no user text)."""
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls, **(extra or {})}
+    exec(compile(code.source, pycode.FILENAME, "exec"), namespace)
+    return namespace["forward"]

@@ -1,0 +1,212 @@
+"""``compile_graph(g, backend=..., passes=...)``: a graph, optimized by a pass pipeline, made into a callable.
+
+    cg = graph_lab.compile_graph(g, backend="codegen", passes="exact")
+    y, = cg(x)                    # positional, in the graph's input order, or cg(x=x); a list like run()'s
+    print(cg.source)              # the generated code
+    print(cg.explain())           # passes, buffer reuse, and (fused) the partition with the cost model's reasons
+
+Backends: ``interpret`` (the prepared reference interpreter), ``codegen`` (straight-line NumPy source with buffer
+reuse), ``fused`` (codegen plus generated C kernels for elementwise chains, chosen by a cost model) and ``auto``
+(``fused`` where a C compiler is found, else ``codegen``). Graphs from ``trace``, from ``LazyRunner.executed``,
+built by hand or parsed from text all compile the same way; ``compile()`` runs its graphs through here.
+
+``g`` is never changed: the pipeline works on a copy. Parameters may be passed by name to replace their stored
+values, except after the ``inference`` pipeline, which freezes them into the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from ..errors import GraphExecutionError, GraphInputError
+from ..ir.graph import Graph
+from ..ops import SOURCE_OPS
+from ..passes.manager import PassReport, run_pipeline
+from ..ir.sizes import is_symbolic_graph
+from . import codegen, pycode
+from .options import MIN_BUFFER_BYTES
+from .interpret import bind_inputs, prepare
+
+BACKENDS = ("interpret", "codegen", "fused", "auto")
+
+
+class CompiledGraph:
+    """A callable made from a graph by a backend. Returns a list of arrays, as ``run`` does."""
+
+    def __init__(self, graph: Graph, backend: str, pipeline, reports: list[PassReport]):
+        self.graph = graph
+        """The graph after the pass pipeline (what runs)."""
+        self.backend = backend
+        """The backend that made the code: interpret, codegen or fused."""
+        self.pipeline = pipeline
+        """The pass pipeline that ran, by name or as a list of passes."""
+        self.reports = reports
+        """One ``PassReport`` per pass."""
+        self.input_names = list(graph.input_names)
+        self.param_names = [n.attrs["name"] for n in graph.param_nodes]
+        self._params = tuple(graph.param_values[n] for n in self.param_names)
+        self._array_inputs = [i for i, n in enumerate(graph.input_nodes) if n.output.type.ndim > 0]
+        # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
+        self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
+        self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
+        self._line_nodes: dict[int, Any] = {}
+
+    # --- calling
+
+    def __call__(self, *args, **named) -> list[np.ndarray]:
+        if named or len(args) != len(self.input_names):
+            return self._call_bound(args, named)
+        for a in args:
+            if type(a) is not np.ndarray:
+                return self._call_bound(args, named)
+        try:
+            outputs = self._forward(args, self._params)
+        except Exception as e:
+            raise self._named_error(e)
+        for i in self._wrap:
+            outputs[i] = np.asarray(outputs[i])
+        return outputs
+
+    def _call_bound(self, args: tuple, named: dict) -> list[np.ndarray]:
+        inputs, params = self._bind(args, dict(named))
+        outputs = self._run(inputs, params)
+        return [np.asarray(v) for v in outputs]
+
+    def run(self, inputs: Mapping[str, Any]) -> list:
+        """Inputs by name, with no checks (as ``interpret.prepare``'s function): the fast path of ``compile()``."""
+        return self._run(tuple(inputs[name] for name in self.input_names), self._params)
+
+    def _bind(self, args: tuple, named: dict) -> tuple[tuple, tuple]:
+        if len(args) > len(self.input_names):
+            raise GraphInputError(f"{self.graph.name} takes {len(self.input_names)} inputs "
+                                  f"({', '.join(self.input_names)}), got {len(args)} positional arguments")
+        for name, value in zip(self.input_names, args):
+            if name in named:
+                raise GraphInputError(f"input {name!r} given twice (by position and by name)")
+            named[name] = value
+        bound = bind_inputs(self.graph, named)
+        inputs = tuple(bound[name] for name in self.input_names)
+        params = tuple(bound.get(name, value) for name, value in zip(self.param_names, self._params))
+        return inputs, params
+
+    def _run(self, inputs: tuple, params: tuple) -> list:
+        try:
+            return self._forward(inputs, params)
+        except Exception as e:
+            raise self._named_error(e)
+
+    def _named_error(self, e: Exception) -> Exception:
+        """A failure inside generated code, re-raised naming the node it happened in (as ``run`` does)."""
+        if isinstance(e, GraphExecutionError):
+            return e
+        node = self._line_nodes.get(pycode._generated_line(e.__traceback__))
+        if node is None:
+            return e
+        error = GraphExecutionError(f"while executing {self.graph.node_text(node)}: {type(e).__name__}: {e}", node)
+        error.__cause__ = e
+        return error
+
+    # --- looking at it
+
+    @property
+    def source(self) -> str:
+        """The code that runs (Python; the C kernels of ``fused`` are in ``kernel_source``)."""
+        return str(self.graph)
+
+    def explain(self) -> str:
+        """What the passes did and how the backend runs the graph."""
+        lines = [f"compiled {self.graph.name} with backend={self.backend}, passes={self.pipeline!r}: "
+                 f"{self.graph.count()} ops"]
+        lines += [f"  {r}" for r in self.reports]
+        return "\n".join(lines + self._explain_backend())
+
+    def _explain_backend(self) -> list[str]:
+        return [f"kept on the reference interpreter: {self.why}"] if getattr(self, "why", "") else []
+
+    def __repr__(self) -> str:
+        return f"<CompiledGraph {self.graph.name} backend={self.backend} ops={self.graph.count()}>"
+
+
+class InterpretedGraph(CompiledGraph):
+    """The reference interpreter, prepared once."""
+
+    def __init__(self, graph: Graph, pipeline, reports, why: str = ""):
+        super().__init__(graph, "interpret", pipeline, reports)
+        self.why = why
+        """Why another requested backend left this graph to the interpreter ('' when it was asked for)."""
+        prepared = prepare(graph)
+        names = self.input_names + self.param_names
+
+        def forward(inputs, params):
+            return prepared(dict(zip(names, inputs + params)))
+        self._forward = forward
+
+
+class CodegenGraph(CompiledGraph):
+    """Straight-line NumPy source with ``out=`` buffer reuse (see ``codegen``)."""
+
+    def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = MIN_BUFFER_BYTES,
+                 generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen"):
+        super().__init__(graph, backend, pipeline, reports)
+        self.generated = generated or codegen.generate(graph, min_bytes)
+        self._line_nodes = self.generated.reusing.line_nodes
+        plain = codegen.compile_source(self.generated.plain, extra)
+        reusing = (plain if self.generated.reusing is self.generated.plain
+                   else codegen.compile_source(self.generated.reusing, extra))
+        consts_plain, consts_reusing = self.generated.plain.consts, self.generated.reusing.consts
+        array_inputs = self._array_inputs
+        params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
+        default_params = self._params
+
+        def forward(inputs, params):
+            for i in array_inputs:
+                if not inputs[i].flags.c_contiguous:
+                    return plain(inputs, params, consts_plain)
+            if params is not default_params or not params_c:
+                if not all(p.flags.c_contiguous for p in params if isinstance(p, np.ndarray)):
+                    return plain(inputs, params, consts_plain)
+            return reusing(inputs, params, consts_reusing)
+        self._forward = forward
+
+    @property
+    def source(self) -> str:
+        return self.generated.reusing.source
+
+    def _explain_backend(self) -> list[str]:
+        plan = self.generated.plan
+        lines = [f"  buffer reuse: {len(plan.out)} lines write into dead buffers "
+                 f"({plan.reused_bytes / 1e6:.2f} MB of allocation saved per call)"]
+        return lines + [f"    {line}" for line in plan.describe(self.graph)]
+
+
+def _not_generated_yet(graph: Graph) -> str:
+    """Why codegen and fused cannot take ``graph`` yet, or ''."""
+    if is_symbolic_graph(graph):
+        return "its sizes are symbolic (codegen and fused kernels are written for static shapes)"
+    if any(node.regions for node in graph.nodes):
+        return "it has control-flow regions (codegen and fused kernels handle straight-line graphs)"
+    return ""
+
+
+def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
+                  verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+    """Run the pass pipeline ``passes`` on a copy of ``graph`` and make the result callable with ``backend``.
+
+    ``verify`` checks the IR after every pass; ``log`` prints each pass's report. ``options`` (a
+    ``FusedOptions``) sets the buffer-reuse threshold, the kernel cache folder, the compiler, threads and the
+    cost model's inputs."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
+    if backend == "interpret":
+        return InterpretedGraph(optimized, passes, reports)
+    unsupported = _not_generated_yet(optimized)
+    if unsupported:  # codegen and fused generate code for static, region-free graphs only (so far)
+        return InterpretedGraph(optimized, passes, reports, why=unsupported)
+    if backend == "codegen":
+        return CodegenGraph(optimized, passes, reports, options.min_buffer_bytes if options else MIN_BUFFER_BYTES)
+    from .fused import compile_fused
+    return compile_fused(optimized, passes, reports, options, auto=backend == "auto")
+

@@ -1,0 +1,307 @@
+"""The ``fused`` backend: ``codegen``, with chains of elementwise ops run as generated C kernels.
+
+    cg = compile_graph(g, backend="fused")
+    print(cg.partition.text())      # which nodes went into which kernel, and the cost model's reasons
+    print(cg.kernel_source)         # the C
+    print(cg.source)                # the Python that calls the kernels: v9 = kernel0(v3)
+
+How a graph becomes kernels: ``partition`` groups the elementwise nodes, ``cost.decide`` keeps the groups whose
+kernel is predicted to pay off (measured call overheads and bandwidths, threads), ``cgen`` writes each kept
+group as a C function, ``toolchain`` compiles them into one library (cached on disk) and loads it with ctypes.
+Everything else is ``codegen``'s straight-line NumPy, with its buffer reuse.
+
+A kernel call checks each array it is given (shape, dtype; a non-contiguous or unaligned one is copied first),
+allocates its outputs, and runs the loop on one thread or splits it over two (ctypes releases the GIL). Inputs of
+other shapes than the graph was compiled for raise ``GraphExecutionError`` instead of reading out of bounds.
+
+Where no C compiler is found, or a kernel fails to compile, the backend says so once (``FusedFallbackWarning``)
+and runs as ``codegen``. Results: bit for bit NumPy's for arithmetic, comparisons and selections; within the
+tolerance documented in the README for the transcendental functions (libmvec is not NumPy's libm).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import numpy as np
+
+from .. import logs
+from ..errors import GraphExecutionError
+from ..ir.builder import GraphBuilder
+from ..ir.graph import Graph
+from . import codegen, cost, pycode
+from .compiled import CodegenGraph
+from .options import FusedFallbackWarning, FusedOptions
+from .partition import Group, Partition, partition
+from .toolchain import KernelBuildError, KernelCache, find_toolchain
+
+
+class _Engine:
+    """A compiler, its kernel cache and its calibration, shared by every graph compiled with the same options."""
+
+    def __init__(self, options: FusedOptions):
+        self.toolchain = find_toolchain(options.compiler)  # (the calibration's kernels need it too)
+        self.cache = KernelCache(self.toolchain, options.cache_dir) if self.toolchain else None
+        self._calibration = options.calibration
+
+    def calibration(self) -> cost.Calibration:
+        if self._calibration is None:
+            self._calibration = measure_calibration(self)
+            logs.emit("kernels", "cost model calibration:\n" + "\n".join(f"  {k}: {v}"
+                                                                        for k, v in self._calibration.rows()))
+        return self._calibration
+
+
+_engines: dict[tuple, _Engine] = {}
+_warned: set[str] = set()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _engine(options: FusedOptions) -> _Engine:
+    key = (options.compiler, str(options.cache_dir), options.calibration)
+    if key not in _engines:
+        _engines[key] = _Engine(options)
+    return _engines[key]
+
+
+def _warn_once(cause: str, message: str) -> None:
+    if cause not in _warned:
+        _warned.add(cause)
+        warnings.warn(message, FusedFallbackWarning, stacklevel=4)
+
+
+def _second_thread() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graph_lab-kernel")
+    return _pool
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# --- calling a kernel from Python
+
+
+def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
+    """A Python function ``kernel(*arrays) -> array or tuple`` running ``fn`` (a loaded kernel) for ``group``."""
+    expected = [(v.type.shape, v.type.dtype) for v in group.inputs]
+    outputs = [(v.type.shape, v.type.dtype) for v in group.outputs(graph)]
+    split = group.split()
+    if split is None:
+        total, dims = group.elements, ()
+    else:
+        total, dims = int(np.prod(group.shape[:split])), (int(np.prod(group.shape[split:])),)
+    node = group.nodes[-1]
+    single = len(outputs) == 1
+    pool = _second_thread() if threads > 1 else None
+    middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
+
+    def call(*arrays):
+        keep = []
+        for a, (shape, dtype) in zip(arrays, expected):
+            if type(a) is not np.ndarray:
+                a = np.asarray(a)  # a NumPy scalar from a reduction
+            if a.shape != shape or a.dtype != dtype:
+                raise GraphExecutionError(
+                    f"while executing {graph.node_text(node)} (fused kernel {group.index}): an operand is "
+                    f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
+                    f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
+            keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
+        results = [np.empty(shape, dtype) for shape, dtype in outputs]
+        pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
+        if pool is None or middle == 0:
+            fn(0, total, *dims, *pointers)
+        else:
+            other = pool.submit(fn, middle, total, *dims, *pointers)
+            fn(0, middle, *dims, *pointers)
+            other.result()
+        return results[0] if single else tuple(results)
+
+    return call
+
+
+# --- the backend
+
+
+class FusedGraph(CodegenGraph):
+    """``codegen`` with some node groups replaced by calls of compiled kernels."""
+
+    def __init__(self, graph: Graph, pipeline, reports, part: Partition, calls: dict[int, Callable],
+                 options: FusedOptions, note: str = ""):
+        self.partition = part
+        """The groups and the cost model's decision for each (``partition.text()`` shows them)."""
+        self.note = note
+        """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
+        kernels = [g for g in part.kernels() if g.index in calls]
+        self.kernels = kernels
+        if kernels:
+            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()))
+            reusing = pycode.generate(graph, _statement(graph, kernels, plan)) if plan.out else plain
+            generated = codegen.Generated(plain, reusing, plan)
+        else:
+            generated = codegen.generate(graph, options.min_buffer_bytes)  # exactly codegen's code
+        extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
+        super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused")
+
+    @property
+    def kernel_source(self) -> str:
+        """The C source of this graph's kernels."""
+        from .cgen import library_source
+        return library_source([g.kernel for g in self.kernels]) if self.kernels else ""
+
+    def _explain_backend(self) -> list[str]:
+        lines = super()._explain_backend()
+        if self.note:
+            lines.append(f"  {self.note}")
+        return lines + ["  " + line for line in self.partition.text().splitlines()]
+
+
+def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
+    """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was."""
+    in_kernel = {id(n): g for g in kernels for n in g.nodes}
+    steps = []
+    for step in codegen.node_steps(graph):
+        g = in_kernel.get(id(step.node))
+        if g is None:
+            steps.append(step)
+        elif step.node is g.nodes[-1]:
+            steps.append(codegen.Step(step.node, tuple(g.inputs), tuple(g.outputs(graph)), True, None))
+    return steps
+
+
+def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
+    in_kernel = {id(n): g for g in kernels for n in g.nodes}
+    with_out = codegen.out_statement(plan)
+
+    def statement(node, ctx):
+        g = in_kernel.get(id(node))
+        if g is None:
+            return with_out(node, ctx)
+        if node is not g.nodes[-1]:
+            return "", ""
+        outs = ", ".join(ctx.var(v) for v in g.outputs(graph))
+        args = ", ".join(ctx.var(v) for v in g.inputs)
+        threads = g.decision.threads if g.decision else 1
+        return (f"{outs} = kernel{g.index}({args})",
+                f"kernel {g.index}: {len(g.nodes)} ops fused, {threads} thread{'s' if threads > 1 else ''}")
+    return statement
+
+
+def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None = None,
+                  auto: bool = False) -> CodegenGraph:
+    """The fused backend for an optimized graph (see ``compiled.compile_graph``)."""
+    options = options or FusedOptions()
+    part = partition(graph)
+    candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
+    if options.fuse == "never" or not candidates:
+        _decide_without_measuring(part)
+        return FusedGraph(graph, pipeline, reports, part, {}, options)
+    engine = _engine(options)
+    if engine.toolchain is None:
+        if not auto:  # backend="auto" means "fused where there is a compiler": nothing to warn about
+            _warn_once("no-compiler", f"graph_lab fused backend: no C compiler found "
+                                      f"({options.compiler or 'gcc or cc'}); running as codegen")
+        _decide_without_measuring(part, "no C compiler: codegen")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen")
+    calibration = engine.calibration() if options.fuse == "auto" else None
+    for g in part.groups:
+        if options.fuse == "always":
+            threads = min(2, options.max_threads or 1, available_cpus())
+            g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
+        else:
+            g.decision = cost.decide(g.cost(graph), calibration, options.max_threads)
+    try:
+        calls = build_calls(engine, graph, part)
+    except KernelBuildError as e:
+        _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}")
+    for g in part.kernels():
+        logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
+    return FusedGraph(graph, pipeline, reports, part, calls, options)
+
+
+def _decide_without_measuring(part: Partition, reason: str | None = None) -> None:
+    for g in part.groups:
+        why = reason or (f"{g.elements} elements < {cost.MIN_ELEMENTS}: a kernel call alone costs about what "
+                         f"NumPy needs for the whole group")
+        g.decision = cost.Decision(False, 1, float("nan"), float("nan"), why)
+
+
+def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Callable]:
+    """Generate, compile (one library for all) and wrap the kernels the partition decided to fuse."""
+    kernels = part.kernels()
+    for g in kernels:
+        g.kernel = kernel_for(engine, graph, g)
+    functions = engine.cache.functions([g.kernel for g in kernels]) if kernels else {}
+    return {g.index: kernel_call(functions[g.kernel.name], g, graph, g.decision.threads) for g in kernels}
+
+
+def kernel_for(engine: _Engine, graph: Graph, g: Group):
+    from .cgen import kernel_source
+    return kernel_source(g.spec(graph), engine.toolchain.vector_math)
+
+
+def precompile(graphs: list[Graph], options: FusedOptions) -> int:
+    """Compile the kernels of many graphs as one library (a test suite does this once, then compiles each graph
+    and finds its kernels loaded). Returns the number of distinct kernels."""
+    engine = _engine(options)
+    if engine.toolchain is None:
+        return 0
+    kernels = {}
+    for graph in graphs:
+        part = partition(graph)
+        for g in part.groups:
+            if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS:
+                k = kernel_for(engine, graph, g)
+                kernels[k.name] = k
+    if kernels:
+        engine.cache.functions(list(kernels.values()))
+    return len(kernels)
+
+
+# --- calibration: two tiny graphs through the same path as any other
+
+
+POLY_OPS = 16
+
+
+def measure_calibration(engine: _Engine) -> cost.Calibration:
+    """Compile the calibration kernels (one pass over memory, a chain of multiply-adds, each libm function) through
+    the same path as any graph's, and measure them against NumPy."""
+    b = GraphBuilder("calibration")
+    x = b.input("x", (1,), "float32")
+    poly = x
+    for _ in range(POLY_OPS // 2):
+        poly = b.add(b.mul(poly, 0.999), 0.5)
+    libm = [b.pow(x, x) if f == "pow" else getattr(b, f)(x) for f in cost.LIBM_FUNCTIONS]
+    g = b.output(b.add(x, 1.0), poly, *libm)
+    part = partition(g)
+    by_output = {id(grp.outputs(g)[0]): grp for grp in part.groups}
+    names = ["add_one", "poly", *cost.LIBM_FUNCTIONS]
+    kernels = {name: kernel_for(engine, g, by_output[id(v)]) for name, v in zip(names, g.outputs)}
+    functions = engine.cache.functions(list(kernels.values()))
+
+    def run(kernel, array, threads):
+        fn = functions[kernel.name]
+        out = np.empty_like(array)
+        args = (array.ctypes.data,) * (2 if kernel.n_inputs == 2 else 1) + (out.ctypes.data,)
+        n = array.size
+        if threads == 1:
+            fn(0, n, *args)
+        else:
+            middle = n // 2 // 64 * 64
+            other = _second_thread().submit(fn, middle, n, *args)
+            fn(0, middle, *args)
+            other.result()
+        return out
+
+    return cost.measure({"run": run, "poly_ops": POLY_OPS, **kernels}, available_cpus())

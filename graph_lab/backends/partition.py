@@ -1,0 +1,288 @@
+"""The partitioner: which nodes a kernel can run, grouped into kernels, and where every other node goes and why.
+
+A node can join a kernel when ``cgen`` has an expression for its op, it computes in float32, float64 or bool,
+and its operands are values of the group, Python numbers other than NaN (written into the C source), or arrays that line
+up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` under ``[N, C]``) or a column
+(``[N, 1]``). Groups grow greedily in graph order: a node joins the group of one of its operands when it has the
+group's shape and nothing outside the group would need a group value before the kernel runs (the kernel runs
+where its last node was). Whether a group becomes a kernel is the cost model's decision (``cost.decide``); the
+rest of the graph stays on the ``codegen`` path. ``Partition.text()`` shows all of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
+from ..ops import SOURCE_OPS, Op, opdef
+from . import cgen
+from .cost import Decision, GroupCost
+
+MAX_GROUP_NODES = 64
+"""A kernel's size limit (a longer chain becomes several kernels)."""
+NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
+"""NumPy calls an op makes when not fused (its implementation's ufunc calls); 1 for the others."""
+LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
+                 Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
+"""The libm function an op calls once per element (the cost model measures each one)."""
+BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
+"""Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
+FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
+
+
+@dataclass(eq=False)
+class Group:
+    """Nodes that one kernel would compute together."""
+
+    index: int
+    """Its number in the partition (``kernel<index>`` in the generated code)."""
+    nodes: list[Node]
+    """The nodes, in graph order (the kernel computes them in this order)."""
+    shape: tuple[int, ...]
+    """Every node's result shape: what the loop runs over."""
+    splits: set[int]
+    """Where the loop may split the shape into rows x inner (positions 1..ndim-1); all of them for a flat loop."""
+    inputs: list[Value] = field(default_factory=list)
+    """Arrays read from outside the group, in first-use order."""
+    literals: dict[Value, object] = field(default_factory=dict)
+    """Python-number operands, by value: written into the C source."""
+    decision: Decision | None = None
+    """The cost model's decision (set by the backend)."""
+    kernel: cgen.CKernel | None = None
+    """The generated C function, once the group is fused."""
+
+    @property
+    def values(self) -> set:
+        """The values the group's nodes compute."""
+        return {v for n in self.nodes for v in n.outputs}
+
+    def outputs(self, graph: Graph) -> list[Value]:
+        """Group values read outside the group or returned by the graph: the kernel writes these."""
+        members = {id(n) for n in self.nodes}
+        returned = {id(v) for v in graph.outputs}
+        return [v for n in self.nodes for v in n.outputs
+                if id(v) in returned or any(id(u) not in members for u in v.users)]
+
+    @property
+    def elements(self) -> int:
+        return int(np.prod(self.shape))
+
+    def split(self) -> int | None:
+        """Rows x inner split used by the kernel (the largest inner loop), or None for one flat loop."""
+        if all(_pattern(v.type.shape, self.shape, 1) in ("full", "scalar") for v in self.inputs):
+            return None
+        return min(self.splits)
+
+    def spec(self, graph: Graph) -> cgen.KernelSpec:
+        p = self.split()
+        inputs = [cgen.KernelInput(v, _pattern(v.type.shape, self.shape, p if p is not None else 0))
+                  for v in self.inputs]
+        return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals))
+
+    def cost(self, graph: Graph) -> GroupCost:
+        def nbytes(v: Value) -> int:
+            return v.type.size * v.type.dtype.itemsize
+        calls = numpy_bytes = arithmetic = 0
+        libm: list[str] = []
+        for node in self.nodes:
+            k = NUMPY_CALLS.get(node.op, 1)
+            calls += k
+            moved = sum(nbytes(v) for v in node.inputs if v.type.weak is None) + nbytes(node.output)
+            numpy_bytes += moved if k == 1 else k * 2 * nbytes(node.output)
+            function = LIBM_FUNCTION.get(node.op)
+            libm += [function] if function else []
+            arithmetic += k - (function is not None)
+        outputs = self.outputs(graph)
+        kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
+        return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
+                         len(self.inputs) + len(outputs), kernel_bytes, self._after_blas(graph))
+
+    def _after_blas(self, graph: Graph) -> bool:
+        for node in graph.nodes:
+            if node is self.nodes[-1]:
+                return False
+            if node.op in BLAS_OPS:
+                return True
+        return False
+
+
+def _pattern(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> str | None:
+    """How an operand of ``shape`` lines up with a loop over ``loop`` split at ``split`` (rows = loop[:split])."""
+    shape = (1,) * (len(loop) - len(shape)) + tuple(shape)
+    if shape == loop:
+        return "full"
+    if all(d == 1 for d in shape):
+        return "scalar"
+    outer, inner = shape[:split], shape[split:]
+    if all(d == 1 for d in outer) and inner == loop[split:]:
+        return "row"
+    if outer == loop[:split] and all(d == 1 for d in inner):
+        return "col"
+    return None
+
+
+def _splits(shape: tuple[int, ...], loop: tuple[int, ...]) -> set[int]:
+    """The split positions at which an operand of ``shape`` lines up with the loop."""
+    return {p for p in range(1, len(loop)) if _pattern(shape, loop, p) is not None}
+
+
+def why_not(node: Node) -> str | None:
+    """Why ``node`` cannot be in a kernel, or None when it can."""
+    definition = opdef(node.op)
+    if node.op not in cgen.C_OPS:
+        return f"no kernel expression for {node.op} ({definition.family})"
+    out = node.output.type
+    if out.ndim == 0 or out.size == 0:
+        return "a scalar or empty result: nothing to loop over"
+    if out.dtype not in cgen.C_TYPES:
+        return f"computes in {out.dtype} (kernels compute in float32, float64, bool)"
+    if node.op in FLOAT_ONLY and out.dtype.kind != "f":
+        return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
+    for v in node.inputs:
+        if v.type.weak is not None:
+            if v.node.op != Op.CONST or not cgen.literal_ok(v.node.attrs["value"]):
+                return "a Python number that is not a constant, or a NaN"
+        elif v.type.dtype not in cgen.C_TYPES:
+            return f"an operand of dtype {v.type.dtype}"
+    if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
+        return "clip with array bounds (only scalar bounds are fused: NumPy's two clip loops differ on ties)"
+    return None
+
+
+@dataclass
+class Partition:
+    """The groups of a graph and where each node runs."""
+
+    graph: Graph
+    groups: list[Group]
+    reasons: dict[int, str]
+    """id(node) -> why it is not in any group."""
+
+    def kernels(self) -> list[Group]:
+        return [g for g in self.groups if g.decision is not None and g.decision.fuse]
+
+    def text(self) -> str:
+        """Which nodes went where, and why (one line per node, then one per group)."""
+        g = self.graph
+        numbering = g.numbering()
+        where: dict[int, Group] = {id(n): grp for grp in self.groups for n in grp.nodes}
+        lines = [f"partition of {g.name}: {len(self.kernels())} kernel(s) from {len(self.groups)} candidate "
+                 f"group(s); {g.count()} ops"]
+        for node in g.nodes:
+            if node.op in SOURCE_OPS:
+                continue
+            grp = where.get(id(node))
+            name = f"%{numbering[node.outputs[0]]} {node.op}"
+            if grp is not None and grp.decision is not None and grp.decision.fuse:
+                lines.append(f"  {name:<24} -> kernel {grp.index}")
+            elif grp is not None:
+                lines.append(f"  {name:<24} -> codegen (group {grp.index} not fused)")
+            else:
+                lines.append(f"  {name:<24} -> codegen: {self.reasons.get(id(node), '')}")
+        for grp in self.groups:
+            ops = ", ".join(str(n.op) for n in grp.nodes)
+            dtype = ",".join(sorted({str(n.output.type.dtype) for n in grp.nodes}))
+            loop = "flat loop" if grp.split() is None else f"rows x inner at axis {grp.split()}"
+            decision = grp.decision.reason if grp.decision is not None else "not decided"
+            lines.append(f"  group {grp.index}: {len(grp.nodes)} ops ({ops}) on {grp.elements} {dtype} elements, "
+                         f"{loop}, {len(grp.inputs)} input array(s): {decision}")
+        return "\n".join(lines)
+
+
+def partition(graph: Graph) -> Partition:
+    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``)."""
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    groups: list[Group] = []
+    group_of: dict[int, Group] = {}
+    reasons: dict[int, str] = {}
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            continue
+        reason = why_not(node)
+        if reason is not None:
+            reasons[id(node)] = reason
+            continue
+        owners = list(dict.fromkeys(group_of[id(v.node)] for v in node.inputs if id(v.node) in group_of))
+        joined = None
+        if len(owners) > 1 and _can_merge(owners, node, position):
+            joined = _merge(owners, group_of, position)  # gelu(x) * sigmoid(x): both chains and the product
+            groups[:] = [g for g in groups if g is joined or g not in owners]
+        for grp in reversed(owners):
+            if joined is None and _can_join(grp, node, position):
+                joined = grp
+        if joined is None:
+            fresh = Group(len(groups), [], node.output.type.shape, set(range(1, node.output.type.ndim)))
+            if not _can_join(fresh, node, position):
+                reasons[id(node)] = "an operand broadcasts against the result in a way kernels do not loop over"
+                continue
+            joined = fresh
+            groups.append(joined)
+        _add(joined, node)
+        group_of[id(node)] = joined
+    for i, grp in enumerate(groups):
+        grp.index = i
+    return Partition(graph, groups, reasons)
+
+
+def _external(grp: Group, node: Node) -> list[Value]:
+    members = grp.values
+    return [v for v in node.inputs if v not in members and v.type.weak is None]
+
+
+def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    if node.output.type.shape != grp.shape or len(grp.nodes) >= MAX_GROUP_NODES:
+        return False
+    here = position[id(node)]
+    members = {id(n) for n in grp.nodes}
+    for member in grp.nodes:  # a user outside the group that runs before the kernel would miss the value
+        for v in member.outputs:
+            if any(id(u) not in members and u is not node and position[id(u)] < here for u in v.users):
+                return False
+    splits = set(grp.splits)
+    for v in _external(grp, node):
+        if _pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar"):
+            splits &= _splits(v.type.shape, grp.shape)
+    needs_2d = any(_pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar")
+                   for v in grp.inputs + _external(grp, node))
+    return bool(splits) or not needs_2d
+
+
+def _can_merge(owners: list[Group], node: Node, position: dict[int, int]) -> bool:
+    """Can the groups that ``node`` reads from become one group, with ``node`` in it?"""
+    if any(g.shape != owners[0].shape for g in owners):
+        return False
+    combined = Group(-1, sorted((n for g in owners for n in g.nodes), key=lambda n: position[id(n)]),
+                     owners[0].shape, set.intersection(*(g.splits for g in owners)),
+                     list(dict.fromkeys(v for g in owners for v in g.inputs)))
+    members = combined.values
+    combined.inputs = [v for v in combined.inputs if v not in members]
+    return _can_join(combined, node, position)
+
+
+def _merge(owners: list[Group], group_of: dict[int, Group], position: dict[int, int]) -> Group:
+    first = owners[0]
+    for other in owners[1:]:
+        for n in other.nodes:
+            group_of[id(n)] = first
+        first.nodes += other.nodes
+        first.splits &= other.splits
+        first.literals.update(other.literals)
+        first.inputs += [v for v in other.inputs if v not in first.inputs]
+    first.nodes.sort(key=lambda n: position[id(n)])
+    members = first.values
+    first.inputs = [v for v in first.inputs if v not in members]
+    return first
+
+
+def _add(grp: Group, node: Node) -> None:
+    for v in _external(grp, node):
+        if v not in grp.inputs:
+            grp.inputs.append(v)
+            if _pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar"):
+                grp.splits &= _splits(v.type.shape, grp.shape)
+    for v in node.inputs:
+        if v.type.weak is not None:
+            grp.literals[v] = v.node.attrs["value"]
+    grp.nodes.append(node)

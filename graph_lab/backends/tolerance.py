@@ -1,0 +1,52 @@
+"""How close results that are not bit for bit are to NumPy's: the fused backend's transcendental functions and
+the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the lecture and the README.
+
+``FUNCTION_ULP``: the largest difference, in units in the last place, between a kernel's libmvec function and
+NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in
+[-10, 10], normal x 100, and +-e^u with u uniform in [-80, 80]); ``tests/test_fused.py`` measures it again and
+fails if a function does worse. Everything else a kernel computes (+ - * /, sqrt, comparisons, min/max, where,
+floor, casts) is bit for bit NumPy's.
+
+A graph composes functions, and a difference of one ulp in ``tanh`` near -1 becomes a large *relative*
+difference in ``1 + tanh(...)``; so whole graphs are compared relative to ``max(|NumPy's value|, 1)``: at most
+``GRAPH_ULP[pipeline]`` ulps of that, with NaN and +-inf exactly where NumPy has them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FUNCTION_ULP = {
+    "float32": {"exp": 4, "log": 6, "log1p": 1, "expm1": 3, "tanh": 1, "sin": 2, "cos": 2, "pow": 1, "sigmoid": 4},
+    "float64": {"exp": 3, "log": 2, "log1p": 2, "expm1": 3, "tanh": 2, "sin": 3, "cos": 3, "pow": 1, "sigmoid": 4},
+}
+
+GRAPH_ULP = {"fused": 16, "fast_math": 64, "inference": 1024}
+"""Whole graphs: ulps of ``max(|expected|, 1)`` (the ``inference`` pipeline folds batch norm into convolution
+weights, which rounds every weight once more before the sums)."""
+
+
+def ulp_of(x: np.ndarray) -> np.ndarray:
+    """The spacing of floating-point numbers at ``max(|x|, 1)``."""
+    scale = np.maximum(np.abs(x), 1).astype(x.dtype)
+    return np.spacing(scale)
+
+
+def mismatches(actual, expected, ulps: int) -> list[str]:
+    """Why ``actual`` is not within ``ulps`` of ``expected`` (empty when it is). Non-float dtypes must be equal."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        return [f"{actual.dtype}{list(actual.shape)} where NumPy gives {expected.dtype}{list(expected.shape)}"]
+    if expected.dtype.kind not in "fc":
+        return [] if np.array_equal(actual, expected) else ["values differ (an exact dtype)"]
+    problems = []
+    if not np.array_equal(np.isnan(actual), np.isnan(expected)):
+        problems.append("NaN in other places than NumPy's")
+    finite = np.isfinite(expected) & np.isfinite(actual)
+    if not np.array_equal(actual[~finite & ~np.isnan(expected)], expected[~finite & ~np.isnan(expected)]):
+        problems.append("an infinity where NumPy has another value")
+    with np.errstate(all="ignore"):
+        error = np.abs(actual[finite] - expected[finite]) / ulp_of(expected[finite])
+    if error.size and error.max() > ulps:
+        problems.append(f"{error.max():.0f} ulps of max(|value|, 1) from NumPy (allowed {ulps})")
+    return problems

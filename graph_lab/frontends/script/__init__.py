@@ -1,0 +1,144 @@
+"""``script(fn, shapes, params=None)``: capture a function from its source, with its control flow kept.
+
+``trace`` runs the function once and records what happened, so a branch on tensor data is lost: an error, a
+silent specialization, or a guard. ``script`` reads the function's source instead (``inspect``, ``ast``), as
+TorchScript's ``torch.jit.script`` and TensorFlow's AutoGraph do, and converts it without running it:
+
+    def f(x):                                 %4: f64[4] = cond %3, %0
+        if x.sum() > 0:                 ->      graph then { ... tanh ... }
+            return np.tanh(x)                   graph else { ... neg ... }
+        return -x
+
+The modules, in the order a function goes through them:
+
+    source.py       the function's source, parsed; ScriptError messages with a caret under the construct
+    analysis.py     questions about a block: which names it assigns, whether it returns or breaks
+    values.py       what variables hold: tensors, Python values, Undefined (no single value after an if)
+    statements.py   the Converter: statements, and Python control flow decided while converting
+    expressions.py  expressions: operators, names, comprehensions, and/or/not in tests
+    calls.py        what may be called: F.*, NumPy, pure builtins, and Python functions (scripted and inlined)
+    branches.py     if / while / for on tensor data -> cond / while_loop / fori_loop nodes with regions
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ...errors import ScriptError, TraceError
+from ...ir.graph import Graph
+from ...ir.shape_env import Dim, using
+from ...ir.source import SourceLoc, user_location
+from .. import pytree
+from ..recorder import Recorder
+from ..tensor import Storage, Tensor
+from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
+from .calls import Frame
+from .expressions import DataDependent
+from .source import FunctionSource
+from .statements import Converter
+from .values import Env
+
+LOOP_MODES = ("unroll", "fori")
+
+
+class ScriptRecorder(Recorder):
+    """Records the top-level graph of a script. Nodes get the line being converted, not a Python frame's."""
+
+    kind = "script"
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.loc: SourceLoc | None = None
+        """The line of the source being converted (set by the converter as it goes)."""
+
+    def add_node(self, node) -> None:
+        self.graph.nodes.append(node)
+
+    def location(self) -> SourceLoc | None:
+        return self.loc
+
+    def concretize(self, t: Tensor, kind: str):
+        raise DataDependent(t, kind)
+
+    def check_writable(self, root: Tensor) -> None:
+        if root._storage.is_input:
+            raise self.fail(f"in-place write into the {root._storage.is_input}: the graph returns new arrays and "
+                            f"cannot write into the caller's arrays. Copy it first (x = x.copy()) and return it")
+
+
+def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops: str = "unroll") -> Graph:
+    """Convert ``fn``'s source into a graph, without running ``fn``; control flow on tensor data is kept.
+
+    ``fn`` may be a method (``model.forward``): its object is read as it is now. ``shapes`` and ``params`` are as
+    for ``trace``. ``if``/``elif``/``else`` on a tensor becomes a ``cond`` node,
+    ``while`` on a tensor a ``while_loop`` node, ``for i in range(n)`` with a tensor ``n`` a ``fori_loop`` node;
+    control flow on Python values known now (shapes, flags, lists of layers) is decided now, and ``for`` loops
+    over them are unrolled (``loops="fori"`` makes ``for i in range(n)`` a ``fori_loop`` node instead). Calls to
+    plain Python functions are scripted and inlined. Anything that cannot be converted raises ``ScriptError``,
+    showing the line with a caret under the construct and saying what to write instead. Dead code is removed.
+    """
+    call_site = user_location(1)
+    try:
+        if loops not in LOOP_MODES:
+            raise TraceError(f"loops must be one of {LOOP_MODES}, got {loops!r}")
+        if not (inspect.isfunction(fn) or inspect.ismethod(fn) and inspect.isfunction(fn.__func__)):
+            raise TraceError(f"script() takes a Python function defined with def (or a method of an object), "
+                             f"got {type(fn).__name__}")
+        if not isinstance(shapes, Mapping) or not shapes:
+            raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
+                             f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
+        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        order, params_name = bind_arguments(fn, list(specs), params is not None)
+    except TraceError as e:
+        raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
+    owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
+    source = FunctionSource(fn)
+
+    graph = Graph(fn.__name__)
+    rec = ScriptRecorder(graph)
+    rec.loc = source.loc(source.tree)
+    if any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims):
+        rec.shape_env = new_shape_env(rec, None, "guard")
+    args = {}
+    for name in order:
+        t = input_type(rec, name, *specs[name], rec.loc)
+        args[name] = Tensor(rec, graph.add_input(name, t, rec.loc), Storage(f"input {name!r}"))
+    if params is not None:
+        def make_param(path: str, leaf):
+            if isinstance(leaf, np.ndarray):
+                return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
+            return leaf
+        args[params_name] = pytree.tree_map(make_param, params, params_name)
+    bound = inspect.signature(fn).bind_partial(*([owner] if owner is not None else []), **args)
+    bound.apply_defaults()
+
+    converter = Converter(rec, loops)
+    cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
+             if _has_contents(cell)}
+    frame = Frame(source, Env(bound.arguments), fn.__globals__, cells)
+    with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
+        result = converter.run_frame(frame, source.tree.body)
+        leaves, graph.out_tree = pytree.flatten(result)
+        try:
+            graph.outputs = [output_value(rec, path, leaf) for path, leaf in leaves]
+        except TraceError as e:
+            raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
+                              construct="the return value", hint="return arrays, numbers, and nests of them") \
+                from None
+    graph.remove_dead_code()
+    graph.verify()
+    return graph
+
+
+def _has_contents(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+__all__ = ["script", "ScriptError"]

@@ -1,0 +1,59 @@
+"""``cse(g)``: common-subexpression elimination. Two nodes with the same op, the same operands and equal
+attributes compute the same value, so the later one is replaced by the earlier one.
+
+Only pure ops are merged (``OpDef.pure``): two random draws are two different values. Constants merge when they
+have the same type and the same bits (``0.0`` and ``-0.0`` stay apart; a Python ``1`` and ``1.0`` too, since
+they promote differently). Exact: the graph computes the same bits afterwards. Edits ``g`` in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph
+from ..ops import Op, opdef
+
+
+def value_key(x):
+    """A hashable stand-in for an attribute or constant: equal keys mean the same type and the same bits."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ("array", type(x).__name__, x.dtype.str, np.shape(x), np.ascontiguousarray(x).tobytes())
+    if isinstance(x, float):
+        return (float, x.hex())
+    if isinstance(x, complex):
+        return (complex, x.real.hex(), x.imag.hex())
+    if isinstance(x, dict):
+        return (dict, tuple((k, value_key(v)) for k, v in x.items()))
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple(value_key(v) for v in x))
+    return (type(x), x)
+
+
+def node_key(node) -> tuple | None:
+    """What makes two nodes compute the same value; None for nodes that must never be merged."""
+    if node.op in (Op.INPUT, Op.PARAM) or not opdef(node.op).pure:
+        return None
+    try:
+        attrs = value_key(node.attrs)
+        hash(attrs)
+    except TypeError:  # an attribute NumPy cannot give bytes for: leave the node alone
+        return None
+    return (node.op, attrs, tuple(id(v) for v in node.inputs))
+
+
+def cse(graph: Graph) -> list[str]:
+    seen: dict[tuple, object] = {}
+    report: list[str] = []
+    numbering = graph.numbering()
+    for node in list(graph.nodes):
+        key = node_key(node)
+        if key is None:
+            continue
+        first = seen.setdefault(key, node)
+        if first is node:
+            continue
+        report.append(f"{graph.node_text(node, numbering)} is {graph.node_text(first, numbering)}")
+        for old, new in zip(node.outputs, first.outputs):
+            graph.replace_all_uses_with(old, new)
+        graph.erase_node(node)
+    return report

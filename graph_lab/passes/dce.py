@@ -1,0 +1,24 @@
+"""``dce(g)``: dead-code elimination. Drops every node whose outputs no graph output needs.
+
+Inputs stay (they are the graph's signature), and so does an op that is not pure (``OpDef.pure``: a random draw
+or an effect happens even when nobody reads its result), with everything it reads. Edits ``g`` in place; ``g``
+stays valid. Returns one line per removed node.
+"""
+
+from __future__ import annotations
+
+from ..ir.graph import Graph
+from ..ops import Op, opdef
+
+
+def dce(graph: Graph) -> list[str]:
+    impure = [v for n in graph.nodes if not opdef(n.op).pure for v in n.outputs]  # kept even when unread
+    live = graph.needed_by(list(graph.outputs) + impure)
+    dead = [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]
+    if not dead:
+        return []
+    numbering = graph.numbering()
+    report = [f"removed {graph.node_text(n, numbering)}" for n in dead]
+    for node in reversed(dead):  # users before producers, so each is unread when erased
+        graph.erase_node(node)
+    return report

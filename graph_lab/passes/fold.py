@@ -1,0 +1,112 @@
+"""``fold_constants(g)``: compute now what does not depend on the inputs, and ``freeze_params(g)``.
+
+A pure node whose operands are all constants is run once, with the op's own implementation (the one ``run``
+calls), and replaced by a constant holding its result: the bits are those the graph would compute on every call.
+``zeros_like(x)``, ``ones_like(x)`` and ``full_like(x, v)`` need only ``x``'s type, so they fold even when ``x``
+is an input. Never folded: ops that are not pure (a random draw must happen on each call), results whose type
+would change (a rare NumPy scalar-vs-array difference), and results larger than ``max_elements`` (a
+``broadcast_to`` of a scalar would turn a few bytes into megabytes kept with the graph).
+
+``freeze_params(g)`` turns every parameter into a constant holding its stored value, so that folding can reach
+through weights (conv + batch-norm folding needs it). A frozen graph no longer takes parameter overrides.
+Both edit ``g`` in place; ``g`` stays valid.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ir.symbolic import is_symbolic
+from ..ir.types import TensorType
+from ..ops import SOURCE_OPS, Op, opdef
+
+MAX_ELEMENTS = 1 << 16
+"""Largest constant folding may create (elements)."""
+
+TYPE_ONLY_OPS = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
+"""Ops whose result depends on their operand's type only, not its values."""
+
+
+def _foldable(node: Node) -> bool:
+    if node.op in SOURCE_OPS or not opdef(node.op).pure or not node.inputs:
+        return False
+    if node.op in TYPE_ONLY_OPS:
+        return True
+    return all(v.node.op == Op.CONST for v in node.inputs)
+
+
+def _evaluate(node: Node):
+    if node.op in TYPE_ONLY_OPS:
+        t = node.inputs[0].type
+        operands = [np.zeros(t.shape, t.dtype) if t.weak is None else t.weak(0)]
+    else:
+        operands = [v.node.attrs["value"] for v in node.inputs]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 1 / 0 folds to inf exactly as it would run, warnings included
+        result = opdef(node.op).impl(*operands, **node.attrs)
+    return result if opdef(node.op).multi_output else (result,)
+
+
+def _owned(result):
+    """An array that owns its memory, in the same memory order (a view of a constant must not stay one)."""
+    if isinstance(result, np.ndarray):
+        return np.array(result, copy=True, order="K")
+    return result
+
+
+def _small(t: TensorType, max_elements: int) -> bool:
+    """A size known to be at most ``max_elements``: a symbolic size is not asked (no guard decides it, and a
+    constant must have one shape anyway)."""
+    return not any(is_symbolic(d) for d in t.shape) and t.size <= max_elements
+
+
+def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
+    report: list[str] = []
+    numbering = graph.numbering()
+    for node in list(graph.nodes):
+        if not _foldable(node) or not all(_small(v.type, max_elements) for v in node.outputs):
+            continue
+        try:
+            results = [_owned(r) for r in _evaluate(node)]
+        except Exception:  # the op fails on these constants: it fails at run time too, so leave it there
+            continue
+        if [TensorType.of(r) for r in results] != [v.type for v in node.outputs]:
+            continue
+        text = graph.node_text(node, numbering)
+        for old, value in zip(node.outputs, results):
+            const = graph.insert_before(node, Op.CONST, [], {"value": value}, node.loc)
+            graph.replace_all_uses_with(old, const.output)
+        graph.erase_node(node)
+        report.append(f"folded {text}")
+    if report:
+        report += _drop_unread_consts(graph)
+    return report
+
+
+def _drop_unread_consts(graph: Graph) -> list[str]:
+    """Constants that only fed folded nodes are read by nothing now."""
+    numbering = graph.numbering()
+    dropped = []
+    for node in list(graph.nodes):
+        if node.op == Op.CONST and not node.output.users and node.output not in graph.outputs:
+            dropped.append(f"removed {graph.node_text(node, numbering)}")
+            graph.erase_node(node)
+    return dropped
+
+
+def freeze_params(graph: Graph) -> list[str]:
+    report = []
+    numbering = graph.numbering()
+    for node in list(graph.param_nodes):
+        value = graph.param_values[node.attrs["name"]]
+        const = graph.insert_before(node, Op.CONST, [], {"value": value}, node.loc)
+        if const.output.type != node.output.type:  # a stored value that no longer fits: keep the parameter
+            graph.erase_node(const)
+            continue
+        graph.replace_all_uses_with(node.output, const.output)
+        report.append(f"froze {graph.node_text(node, numbering)}")
+        graph.erase_node(node)
+    return report

@@ -1,0 +1,135 @@
+"""The pass manager: named passes, named pipelines, and a report of what each pass did.
+
+    g2, reports = run_pipeline(g, "exact")        # g is left as it was; g2 is a transformed copy
+    for r in reports: print(r)                     # "cse: 14 -> 12 ops, 2 changes (0.1 ms)"
+
+A pass is a function ``Graph -> list[str]`` that edits the graph in place and returns one line per change (an
+empty list: nothing changed). ``run_pipeline`` copies the graph first, runs each pass in order, checks the
+graph's invariants after each (``verify``) and records a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
+``set_logs("passes")``) prints every report and change as it happens.
+
+Pipelines:
+
+- ``none``: no pass.
+- ``exact``: algebraic simplification, constant folding, CSE and DCE. Bit for bit: the graph computes exactly
+  what it computed before, for every input.
+- ``fast_math``: ``exact`` plus rewrites true of real numbers only (``x / c -> x * (1/c)``, reassociation of
+  constants, ``x + 0.0 -> x``); within a documented tolerance.
+- ``inference``: parameters frozen into constants, then conv + batch-norm folding and everything ``exact`` does,
+  so weight arithmetic is computed once. Within a tolerance (the folded weights are rounded); a compiled graph
+  from it no longer accepts parameter overrides.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .. import logs
+from ..ir.graph import Graph, Node
+from .conv_bn import fold_conv_bn
+from .cse import cse
+from .dce import dce
+from .fast_math import simplify_fast_math
+from .fold import fold_constants, freeze_params
+from .simplify import simplify
+
+Pass = Callable[[Graph], list[str]]
+
+PASSES: dict[str, Pass] = {
+    "simplify": simplify,              # exact algebraic rules (x * 1, --x, transpose/reshape chains, ...)
+    "fold": fold_constants,            # run constant subgraphs once
+    "cse": cse,                        # one node per distinct computation
+    "dce": dce,                        # drop what no output needs
+    "fast_math": simplify_fast_math,   # not bit-exact: x / c -> x * (1/c), reassociation, x + 0.0
+    "freeze_params": freeze_params,    # parameters become constants (no overrides afterwards)
+    "conv_bn": fold_conv_bn,           # batch norm folded into the convolution before it
+}
+
+PIPELINES: dict[str, list[str]] = {
+    "none": [],
+    "exact": ["simplify", "fold", "cse", "dce"],
+    "fast_math": ["simplify", "fast_math", "fold", "cse", "dce"],
+    "inference": ["freeze_params", "simplify", "conv_bn", "fold", "cse", "dce"],
+}
+
+EXACT_PIPELINES = frozenset({"none", "exact"})
+"""Pipelines after which a graph computes the same bits as before."""
+
+
+@dataclass
+class PassReport:
+    """What one pass did to the graph."""
+
+    name: str
+    """The pass's name in ``PASSES``."""
+    ops_before: int
+    """``Graph.count()`` before the pass."""
+    ops_after: int
+    """``Graph.count()`` after it."""
+    changes: list[str] = field(default_factory=list)
+    """One line per change, as the pass reported it."""
+    seconds: float = 0.0
+    """Time the pass took (verification not included)."""
+
+    def __str__(self) -> str:
+        what = f"{len(self.changes)} change{'s' if len(self.changes) != 1 else ''}" if self.changes else "no change"
+        return (f"{self.name}: {self.ops_before} -> {self.ops_after} ops, {what} "
+                f"({self.seconds * 1e3:.2f} ms)")
+
+
+def pipeline_passes(pipeline: str | Iterable[str]) -> list[str]:
+    """The pass names of a pipeline given by name or as a list of pass names."""
+    names = PIPELINES.get(pipeline) if isinstance(pipeline, str) else list(pipeline)
+    if names is None:
+        raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)} (or a list of passes "
+                         f"from {', '.join(PASSES)})")
+    unknown = [n for n in names if n not in PASSES]
+    if unknown:
+        raise ValueError(f"unknown passes {unknown}; known: {', '.join(PASSES)}")
+    return names
+
+
+def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verify: bool = True,
+                 log: bool = False) -> tuple[Graph, list[PassReport]]:
+    """A transformed copy of ``graph`` and one report per pass; ``graph`` itself is not changed.
+
+    ``verify`` checks the IR after every pass (a pass that breaks it raises ``VerifyError`` naming the node);
+    ``log`` prints each report and its changes (as ``GRAPH_LAB_LOGS=passes`` does)."""
+    names = pipeline_passes(pipeline)
+    work = copy_graph(graph)
+    reports = []
+    for name in names:
+        before = work.count()
+        start = time.perf_counter()
+        changes = PASSES[name](work)
+        report = PassReport(name, before, work.count(), changes, time.perf_counter() - start)
+        if verify:
+            work.verify()
+        reports.append(report)
+        _log(report, log)
+    return work, reports
+
+
+def _log(report: PassReport, to_stdout: bool) -> None:
+    text = "\n".join([str(report)] + [f"  {line}" for line in report.changes])
+    if to_stdout:
+        print(text)
+    logs.emit("passes", text)
+
+
+def copy_graph(graph: Graph) -> Graph:
+    """An independent copy: new nodes and values, the same attributes, inputs, parameters and guards."""
+    new = Graph(graph.name)
+    mapping = {}
+    for node in graph.nodes:
+        copy = Node(node.op, (mapping[v] for v in node.inputs), dict(node.attrs), (v.type for v in node.outputs),
+                    node.loc)
+        new.nodes.append(copy)
+        mapping.update(zip(node.outputs, copy.outputs))
+    new.outputs = [mapping[v] for v in graph.outputs]
+    new.out_tree = graph.out_tree
+    new.param_values = dict(graph.param_values)
+    new.guards = list(graph.guards)
+    return new

@@ -1,0 +1,165 @@
+"""The codegen backend and compile_graph: viewable source, buffer reuse that never changes a result (views,
+outputs, non-contiguous inputs), parameters, errors, no user text in the source, and every frontend's graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graph_lab
+from backend_support import ALWAYS, assert_bits, cases, copies, reference
+from graph_lab import (F, GraphBuilder, GraphExecutionError, GraphInputError, LazyRunner, compile_graph, run,
+                       run_pipeline, trace)
+from graph_lab.backends import codegen
+from graph_lab.backends.interpret import execute
+from graph_lab.ops import SOURCE_OPS
+
+RNG = np.random.default_rng(3)
+
+
+def chain(x):
+    return np.tanh(x * 0.5 + 1.0) * x - x * x
+
+
+def test_source_is_viewable_and_reuses_dead_buffers():
+    g = trace(chain, {"x": (64, 128)})  # 64 KiB per value: above the reuse threshold
+    cg = compile_graph(g, "codegen")
+    assert "def forward(inputs, params, consts):" in cg.source and "out=" in cg.source
+    assert len(cg.generated.plan.out) == 4 and "reuses" in cg.source
+    assert "buffer reuse: 4 lines write into dead buffers" in cg.explain()
+    x = RNG.standard_normal((64, 128))
+    assert_bits(cg(x), run(g, {"x": x}), "codegen with out=")
+
+
+def test_small_arrays_are_not_given_buffers():
+    g = trace(chain, {"x": (4, 8)})
+    assert "out=" not in compile_graph(g, "codegen").source
+
+
+def test_a_buffer_is_not_reused_while_a_view_of_it_lives():
+    def fn(x):
+        a = x * 2.0
+        t = a.T  # a view of a: a's memory is live as long as t is
+        b = np.exp(x)  # same shape and dtype as a: would take a's buffer if views were ignored
+        return t + b
+
+    g = trace(fn, {"x": (4, 4)})
+    cg = compile_graph(g, "codegen", "none", options=ALWAYS)
+    by_id = {id(n): n for n in cg.graph.nodes}
+    written = {by_id[i].op: v.node.op for i, v in cg.generated.plan.out.items()}
+    assert "exp" not in written  # exp gets a fresh array
+    x = RNG.standard_normal((4, 4))
+    assert_bits(cg(x), run(g, {"x": x}), "view kept alive")
+
+
+def test_outputs_and_inputs_are_never_written():
+    def fn(x):
+        a = x + 1.0
+        return a, np.tanh(a) * 3.0
+
+    g = trace(fn, {"x": (4, 4)})
+    cg = compile_graph(g, "codegen", "none", options=ALWAYS)
+    x = RNG.standard_normal((4, 4))
+    x_before = x.copy()
+    a, b = cg(x)
+    np.testing.assert_array_equal(x, x_before)
+    assert_bits([a, b], run(g, {"x": x}), "outputs")
+    assert not np.shares_memory(a, b)
+
+
+def test_non_contiguous_inputs_take_the_plain_path_and_give_the_same_bits():
+    def fn(x):
+        return (x * 2.0 + 1.0).sum(axis=1)  # a reduction: its summation order follows memory order
+
+    g = trace(fn, {"x": (64, 96)})
+    cg = compile_graph(g, "codegen", options=ALWAYS)
+    x = np.asfortranarray(RNG.standard_normal((64, 96)))
+    assert not x.flags.c_contiguous
+    assert_bits(cg(x), run(g, {"x": x}), "F-ordered input")
+    assert_bits(cg(x[:, ::1].copy()), run(g, {"x": x.copy()}), "C-ordered input")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # empty slices and NaN samples warn, as in NumPy
+def test_the_planner_only_assumes_c_order_where_numpy_gives_it():
+    """Every value the buffer planner treats as C-contiguous is C-contiguous when the graph runs."""
+    checked = 0
+    for name, graph, inputs in cases():
+        steps = codegen.node_steps(graph)
+        with np.errstate(all="ignore"):
+            env = execute(graph, copies(inputs))
+        c_order = codegen.c_ordered_values(graph, steps)
+        for v, claimed in c_order.items():
+            value = env[v]
+            if claimed and isinstance(value, np.ndarray) and value.ndim and v.node.op not in SOURCE_OPS:
+                assert value.flags.c_contiguous, f"{name}: {v.node.op} result is not C-contiguous"
+                checked += 1
+    assert checked > 1000
+
+
+def test_parameters_can_be_replaced_by_name_except_after_freezing():
+    g = trace(lambda x, p: np.tanh(x @ p["w"]), {"x": (2, 3)}, {"w": RNG.standard_normal((3, 4))})
+    x, w2 = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    cg = compile_graph(g, "codegen")
+    assert_bits(cg(x, **{"p['w']": w2}), run(g, {"x": x, "p['w']": w2}), "parameter replaced")
+    frozen = compile_graph(g, "codegen", "inference")
+    with pytest.raises(GraphInputError, match="unexpected \"p\\['w'\\]\"|unexpected 'p\\[.w.\\]'"):
+        frozen(x, **{"p['w']": w2})
+
+
+def test_wrong_inputs_are_named_like_run_names_them():
+    g = trace(lambda x: x @ x, {"x": (3, 3)})
+    cg = compile_graph(g, "codegen")
+    with pytest.raises(GraphInputError, match="missing 'x'"):
+        cg(y=np.ones((3, 3)))
+    with pytest.raises(GraphInputError, match="takes 1 inputs"):
+        cg(np.ones((3, 3)), np.ones(3))
+    with pytest.raises(GraphExecutionError, match=r"while executing %1 = matmul\(%0, %0\)"):
+        cg(np.ones((3, 4)))
+
+
+def test_generated_code_embeds_no_user_text():
+    b = GraphBuilder("evil")
+    x = b.input("x'); __import__('os').system('echo pwned') #", (3,))
+    w = b.param("w\"\n", np.ones(3))
+    g = b.output(b.add(b.tanh(x), w))
+    for backend in ("codegen", "fused"):
+        cg = compile_graph(g, backend, options=ALWAYS)
+        assert "__import__" not in cg.source and "pwned" not in cg.source and "'" not in cg.source
+        assert_bits(cg(np.ones(3)), run(g, {g.input_names[0]: np.ones(3)}), backend)
+
+
+def test_graphs_from_trace_lazy_and_builder_all_compile():
+    x = RNG.standard_normal((3, 4))
+    lr = LazyRunner()
+    t = lr.tensor(x)
+    y = F.relu(t * 2.0 - 1.0).sum(axis=0)
+    expected = lr.materialize(y)
+    (lazy_graph,) = lr.executed
+    compiled = compile_graph(lazy_graph, "codegen")
+    assert_bits([compiled(in0=x)[0]], [expected], "LazyRunner graph")
+    traced = trace(lambda x: F.relu(x * 2.0 - 1.0).sum(axis=0), {"x": (3, 4)})
+    assert_bits(compile_graph(traced, "auto")(x), [expected], "trace graph")
+
+
+def test_unknown_backends_are_refused():
+    with pytest.raises(ValueError, match="unknown backend 'tvm'"):
+        compile_graph(trace(lambda x: x + 1, {"x": (2,)}), "tvm")
+
+
+def test_compile_runs_its_graphs_through_compile_graph():
+    def model(x, w):
+        return np.tanh(x @ w) * 2.0
+
+    x, w = RNG.standard_normal((4, 8)), RNG.standard_normal((8, 8))
+    for backend, kind in (("auto", "fused"), ("codegen", "codegen"), ("interpret", None)):
+        cf = graph_lab.compile(model, backend=backend)
+        assert_bits([cf(x, w)], [model(x, w)], f"compile(backend={backend!r})")
+        runner = cf.cache[0][0].runner
+        owner = getattr(runner, "__self__", None)
+        assert (owner.backend if owner is not None else None) == kind
+
+
+def test_passes_never_change_an_exact_result_on_the_models():
+    for name, graph, inputs in [c for c in cases() if c[0].startswith("model-")]:
+        optimized, _ = run_pipeline(graph, "exact")
+        assert_bits(run(optimized, copies(inputs)), reference(graph, inputs), name)

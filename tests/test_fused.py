@@ -1,0 +1,260 @@
+"""The fused backend's own promises: the cost model's decisions, the partition report, the kernel cache's
+safety, the fallback without a compiler, threads, odd inputs, NaN/inf, and the documented ulp table."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+import warnings
+
+import numpy as np
+import pytest
+
+from backend_support import ALWAYS, CALIBRATION, KERNEL_CACHE, MODEL, assert_bits, assert_close, needs_compiler
+from graph_lab import (F, FusedFallbackWarning, FusedOptions, GraphBuilder, GraphExecutionError, compile_graph,
+                       run, trace)
+from graph_lab.backends import cost, fused, toolchain
+from graph_lab.backends.cgen import check_c_source
+from graph_lab.backends.tolerance import FUNCTION_ULP
+from graph_lab.backends.toolchain import KernelBuildError, KernelCache, find_toolchain, private_dir
+
+RNG = np.random.default_rng(11)
+
+
+def w3(x):
+    return F.gelu(x) * F.sigmoid(x) + x * x
+
+
+def mlp_block(x, p):
+    h = x @ p["w"] + p["b"]  # a bias [C] under [N, C]: a row operand of a 2-D loop
+    return np.maximum(h, 0.0) * F.sigmoid(h)
+
+
+# --- the cost model: deterministic given its calibration
+
+
+def decision_for(fn, shape, dtype="float32", options=MODEL, params=None):
+    g = trace(fn, {"x": (shape, dtype)}, params)
+    compiled = compile_graph(g, "fused", options=options)
+    return compiled, [grp.decision for grp in compiled.partition.groups]
+
+
+def test_small_groups_stay_on_codegen_and_the_code_is_codegen_s():
+    compiled, (decision,) = decision_for(w3, (16, 32))
+    assert not decision.fuse and "512 elements < 1024" in decision.reason
+    assert compiled.kernels == [] and "kernel" not in compiled.source
+    assert compiled.source == compile_graph(trace(w3, {"x": ((16, 32), "float32")}), "codegen").source
+
+
+@needs_compiler
+def test_a_large_elementwise_chain_is_one_kernel_on_two_threads():
+    compiled, (decision,) = decision_for(w3, (1 << 22,))
+    group = compiled.partition.groups[0]
+    expected = cost.decide(group.cost(compiled.graph), CALIBRATION)
+    assert decision == expected and decision.fuse and decision.threads == 2
+    assert [str(n.op) for n in group.nodes] == ["gelu", "sigmoid", "mul", "mul", "add"]
+    c = group.cost(compiled.graph)
+    assert (c.numpy_calls, c.libm, c.arithmetic, c.arrays) == (9 + 4 + 3, ("tanh", "exp"), 8 + 3 + 3, 2)
+    assert decision.numpy_seconds / decision.kernel_seconds > 5
+
+
+def test_the_model_needs_a_clear_win_and_prefers_one_thread_when_two_do_not_pay():
+    one_add = cost.GroupCost(elements=4096, numpy_calls=1, numpy_bytes=3 * 4 * 4096, libm=(), arithmetic=1,
+                             arrays=3, kernel_bytes=3 * 4 * 4096)  # x + y on float32: nothing to fuse with
+    d = cost.decide(one_add, CALIBRATION)
+    assert not d.fuse and "not worth a kernel" in d.reason
+    chain = dataclasses.replace(one_add, numpy_calls=12, numpy_bytes=36 * 4 * 4096, arithmetic=12, arrays=2,
+                                kernel_bytes=2 * 4 * 4096)
+    d = cost.decide(chain, CALIBRATION)
+    assert d.fuse and d.threads == 1  # the work is a few microseconds: a second thread costs more than it saves
+    slow_threads = dataclasses.replace(CALIBRATION, thread_speedup=0.9)
+    big = dataclasses.replace(chain, elements=1 << 24, numpy_bytes=36 * 4 << 24, kernel_bytes=8 << 24)
+    assert cost.decide(big, slow_threads).threads == 1 and cost.decide(big, CALIBRATION).threads == 2
+    assert cost.decide(big, CALIBRATION, max_threads=1).threads == 1
+    after_matmul = dataclasses.replace(big, after_blas=True)  # BLAS threads still spinning: measured separately
+    assert cost.decide(after_matmul, CALIBRATION).threads == 1
+    assert cost.decide(after_matmul, dataclasses.replace(CALIBRATION, thread_speedup_after_blas=1.9)).threads == 2
+
+
+@needs_compiler
+def test_partition_text_says_where_each_node_went_and_why():
+    params = {"w": RNG.standard_normal((256, 256)).astype(np.float32), "b": RNG.standard_normal(256).astype(np.float32)}
+
+    def model(x, p):
+        y = mlp_block(x, p)
+        return y, y.argmax(axis=1), (x > 0).astype(np.int32) + 1
+
+    g = trace(model, {"x": ((64, 256), "float32")}, params)
+    compiled = compile_graph(g, "fused", options=MODEL)
+    text = compiled.partition.text()
+    assert "-> codegen: no kernel expression for matmul (linalg)" in text
+    assert "-> codegen: no kernel expression for argmax (reduce)" in text
+    assert "add (int32 on int32" not in text and "computes in int32" in text
+    assert "group 0: 4 ops (add, maximum, sigmoid, mul) on 16384 float32 elements, rows x inner" in text
+    assert "%4 add                   -> kernel 0" in text and "-> codegen (group 1 not fused)" in text
+    assert "group 1: 1 ops (gt) on 16384 bool elements, flat loop" in text and "not worth a kernel" in text
+    assert all(line in compiled.explain() for line in text.splitlines())
+    x = RNG.standard_normal((64, 256)).astype(np.float32)
+    assert_close(compiled(x), run(g, {"x": x}), "mlp block", "fused")
+
+
+# --- results
+
+
+@needs_compiler
+def test_nan_and_inf_propagate_as_in_numpy():
+    values = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 3.0, -88.0, 89.0] * 200, np.float32)
+    g = trace(lambda x: (w3(x), np.exp(x) - np.tanh(x), np.maximum(x, 0.0), F.clip(x, -1.0, 1.0)),
+              {"x": ((values.size,), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    with np.errstate(all="ignore"):
+        expected = run(g, {"x": values})
+        got = compiled(values)
+    assert_close(got, expected, "special values", "fused")
+    assert_bits(got[2:], expected[2:], "maximum and clip are exact")
+
+
+@needs_compiler
+def test_two_threads_give_the_bits_of_one():
+    g = trace(w3, {"x": ((1_000_003,), "float32")})
+    x = RNG.standard_normal(1_000_003).astype(np.float32)
+    one = compile_graph(g, "fused", options=dataclasses.replace(ALWAYS, max_threads=1))
+    two = compile_graph(g, "fused", options=dataclasses.replace(ALWAYS, max_threads=2))
+    assert one.kernels[0].decision.threads == 1 and two.kernels[0].decision.threads == 2
+    assert_bits(two(x), one(x), "two threads")
+    params = {"w": RNG.standard_normal((64, 64)), "b": RNG.standard_normal(64)}
+    g2 = trace(mlp_block, {"x": (1001, 64)}, params)  # 2-D loop, an odd number of rows
+    x2 = RNG.standard_normal((1001, 64))
+    assert_bits(compile_graph(g2, "fused", options=dataclasses.replace(ALWAYS, max_threads=2))(x2),
+                compile_graph(g2, "fused", options=dataclasses.replace(ALWAYS, max_threads=1))(x2), "2-D, 2 threads")
+
+
+@needs_compiler
+def test_non_contiguous_operands_are_copied_and_wrong_ones_refused():
+    g = trace(lambda x: np.tanh(x) * 2.0 + x, {"x": (40, 30)})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    x = np.asfortranarray(RNG.standard_normal((40, 30)))
+    assert_close(compiled(x), run(g, {"x": x}), "F-ordered input", "fused")
+    with pytest.raises(GraphExecutionError, match="the kernel was compiled for float64\\[40, 30\\]"):
+        compiled(np.ones((50, 30)))
+
+
+@needs_compiler
+def test_function_ulp_table_holds():
+    """The documented table (graph_lab/backends/tolerance.py), measured again on its sweep."""
+    n = 1 << 20
+    for dtype, table in FUNCTION_ULP.items():
+        sweep = np.concatenate([RNG.uniform(-10, 10, n), RNG.standard_normal(n) * 100,
+                                np.exp(RNG.uniform(-80, 80, n)) * RNG.choice([-1, 1], n)]).astype(dtype)
+        exponents = RNG.uniform(-3, 3, sweep.size).astype(dtype)
+        for name, bound in table.items():
+            b = GraphBuilder(name)
+            x = b.input("x", sweep.shape, dtype)
+            if name == "pow":
+                y = b.input("y", sweep.shape, dtype)
+                g, args = b.output(b.pow(x, y)), (np.abs(sweep) % 10, exponents)
+            else:
+                g, args = b.output(getattr(b, name)(x)), (np.abs(sweep) + 1e-30 if name.startswith("log") else sweep,)
+            with np.errstate(all="ignore"):
+                expected = run(g, dict(zip(g.input_names, args)))[0]
+                got = compile_graph(g, "fused", options=ALWAYS)(*args)[0]
+            assert np.array_equal(np.isnan(got), np.isnan(expected)), name
+            ok = ~np.isnan(expected)
+            ints = {4: np.int32, 8: np.int64}[np.dtype(dtype).itemsize]
+            a, e = (np.ascontiguousarray(v[ok]).view(ints).astype(np.int64) for v in (got, expected))
+            low = np.iinfo(ints).min
+            a, e = np.where(a < 0, low - a, a), np.where(e < 0, low - e, e)  # ordered like the floats
+            assert np.abs(a - e).max() <= bound, f"{dtype} {name}: {np.abs(a - e).max()} ulp > documented {bound}"
+
+
+# --- compiling, caching, falling back
+
+
+@needs_compiler
+def test_kernels_are_cached_on_disk_and_loaded_again(tmp_path):
+    tools = find_toolchain()
+    g = trace(lambda x: np.tanh(x) * x + 1.0, {"x": (4,)})
+    from graph_lab.backends.partition import partition
+    kernel = fused.kernel_for(type("E", (), {"toolchain": tools})(), g, partition(g).groups[0])
+    first = KernelCache(tools, tmp_path / "cache")
+    first.functions([kernel])
+    assert (first.builds, first.hits) == (1, 0)
+    assert stat.S_IMODE(os.lstat(tmp_path / "cache").st_mode) == 0o700
+    second = KernelCache(tools, tmp_path / "cache")  # as a new process would
+    second.functions([kernel])
+    assert (second.builds, second.hits) == (0, 1)
+
+    (so,) = (tmp_path / "cache").glob("*.so")
+    tampered = tmp_path / "tampered.so"  # a new file put in its place (the loaded one must stay as it is)
+    tampered.write_bytes(so.read_bytes() + b"tampered")
+    os.chmod(tampered, 0o600)
+    os.replace(tampered, so)  # not what this code wrote: never loaded, rebuilt
+    third = KernelCache(tools, tmp_path / "cache")
+    third.functions([kernel])
+    assert (third.builds, third.hits) == (1, 0)
+    os.chmod(so, 0o666)  # writable by others: not trusted either
+    fourth = KernelCache(tools, tmp_path / "cache")
+    fourth.functions([kernel])
+    assert (fourth.builds, fourth.hits) == (1, 0) and stat.S_IMODE(os.lstat(so).st_mode) == 0o600
+
+
+def test_the_cache_folder_must_be_private(tmp_path):
+    opened = tmp_path / "opened"
+    opened.mkdir(mode=0o777)
+    os.chmod(opened, 0o777)
+    assert stat.S_IMODE(os.lstat(private_dir(opened)).st_mode) == 0o700  # ours: closed again
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(KernelBuildError, match="not a folder"):
+        private_dir(tmp_path / "link")
+    if os.getuid() == 0:  # only root can give a folder away to test this
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 12345, 12345)
+        with pytest.raises(KernelBuildError, match="belongs to another user"):
+            private_dir(theirs)
+
+
+def test_without_a_compiler_it_runs_as_codegen_and_says_so_once(monkeypatch):
+    monkeypatch.setattr(fused, "_warned", set())
+    options = dataclasses.replace(ALWAYS, compiler="/nonexistent/cc")
+    g = trace(w3, {"x": ((4096,), "float32")})
+    x = RNG.standard_normal(4096).astype(np.float32)
+    with pytest.warns(FusedFallbackWarning, match="no C compiler found"):
+        compiled = compile_graph(g, "fused", options=options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = compile_graph(g, "fused", options=options)  # said once
+        auto = compile_graph(g, "auto", options=options)  # auto means "fused if it can": no warning
+    assert compiled.kernels == [] and again.kernels == [] and auto.kernels == []
+    assert "no C compiler found" in compiled.explain()
+    assert_bits(compiled(x), run(g, {"x": x}), "fallback is codegen")
+
+
+@needs_compiler
+def test_without_avx2_the_baseline_flags_still_work(monkeypatch, tmp_path):
+    monkeypatch.setattr(toolchain, "cpu_flags", lambda: set())
+    tools = find_toolchain()
+    assert "-mavx2" not in tools.flags and "-ffp-contract=off" in tools.flags
+    monkeypatch.setattr(toolchain, "cpu_flags", lambda: {"avx2", "fma", "sse2"})
+    assert {"-mavx2", "-mfma"} <= set(find_toolchain().flags)
+    monkeypatch.setattr(toolchain, "cpu_flags", lambda: set())
+    options = FusedOptions(cache_dir=tmp_path / "baseline", fuse="always", calibration=CALIBRATION)
+    g = trace(w3, {"x": ((300,), "float64")})
+    x = RNG.standard_normal(300)
+    assert_close(compile_graph(g, "fused", options=options)(x), run(g, {"x": x}), "baseline x86-64", "fused")
+
+
+@needs_compiler
+def test_kernel_source_holds_only_what_the_generator_writes():
+    g = trace(w3, {"x": ((2048,), "float32")})
+    source = compile_graph(g, "fused", options=ALWAYS).kernel_source
+    assert "#pragma omp declare simd notinbranch\nfloat tanhf(float);" in source and "#pragma omp simd" in source
+    check_c_source(source)
+    with pytest.raises(RuntimeError, match="refusing to compile"):
+        check_c_source(source + '\n#include "/etc/passwd"\n')
+
+
+def test_the_cache_used_by_these_tests_is_private():
+    assert stat.S_IMODE(os.lstat(KERNEL_CACHE).st_mode) == 0o700
