@@ -5,6 +5,7 @@
     picker.py            what the op templates share: choosing operands, keeping values defined
     menu_elementwise.py  op templates: elementwise ops, reductions, the *_like constructors
     menu_structure.py    op templates: shapes, indexing and in-place updates, linear algebra, nn composites
+    menu_control.py      op templates: convolution, pooling, batch norm, cond / while_loop / fori_loop / scan
     generator.py         grows programs: ops, Python control flow, side effects, reads of guarded state
     differential.py      the oracle: eager vs each way, call by call; reproducer scripts
     shrink.py            makes a failing program small
