@@ -3,6 +3,8 @@
     python3 dev.py demo          run the lecture-12 scripts in order
     python3 dev.py test [ARGS]   run the tests (ARGS go to pytest)
     python3 dev.py bench         run benchmarks/bench_*.py in order
+    python3 dev.py fuzz [ARGS]   run the fuzz suites F1-F8 at their large counts and print the figures
+                                 (--quick: CI's samples; --suite F1; --jobs 2; see tests/fuzz/run_fuzz.py)
 
 Each task first makes sure `.venv` exists and holds the project installed in editable mode. The install
 is redone only when pyproject.toml changes (its hash is kept in a stamp file inside .venv), so a second
@@ -145,7 +147,14 @@ def bench(args: list[str]) -> int:
     return run_scripts(python, sorted(folder.glob("bench_*.py")), env)
 
 
-COMMANDS = {"demo": demo, "test": test, "bench": bench}
+def fuzz(args: list[str]) -> int:
+    python = ensure_venv(".")
+    script = ROOT / "tests" / "fuzz" / "run_fuzz.py"
+    step(" ".join(["python", str(script.relative_to(ROOT)), *args]))
+    return subprocess.run([str(python), str(script), *args], cwd=ROOT).returncode
+
+
+COMMANDS = {"demo": demo, "test": test, "bench": bench, "fuzz": fuzz}
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,9 @@
 """graph_lab: capture Python/NumPy programs as computation graphs, check when a graph may be reused,
 transform it, and run it.
 
-The public API, re-exported here and nothing else.
+The public API, re-exported here and nothing else. Two subpackages are imported on their own (they are not
+needed to capture and run a graph): ``graph_lab.equivalence`` (check, counterexample, isomorphic,
+structural_hash) and ``graph_lab.testing`` (the random program generator and the ways registry).
 """
 
 from .backends.compiled import CompiledGraph, compile_graph

@@ -10,6 +10,7 @@ and meet its shape guards (``ShapeGuard``): the facts about sizes its capture re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -35,11 +36,15 @@ def to_python(arr, kind: str):
 
 
 def same_outcome(a, b) -> bool:
+    """The value Python needed came out the same: equal, where NaN is NaN and -0.0 is not 0.0 (a graph
+    specialized on -0.0 computes ``1 / x`` as -inf)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
-            a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
-        return True  # both NaN
+            a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")) and \
+            (a.dtype.kind != "f" or bool(np.array_equal(np.signbit(a), np.signbit(b))))
+    if isinstance(a, float) and isinstance(b, float):
+        return type(a) is type(b) and ((a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or
+                                       (a != a and b != b))
     return type(a) is type(b) and a == b
 
 
@@ -126,6 +131,7 @@ class GuardFailure:
 
 def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
     """Every guard of ``graph`` that ``inputs`` break: input names, shapes and dtypes, then value guards."""
+    from .backends.interpret import is_input_value
     from .ir.sizes import bind_sizes, failing_shape_guards, is_symbolic_graph, sizes_text
     symbolic = is_symbolic_graph(graph)
     failures = []
@@ -134,7 +140,7 @@ def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
             failures.append(GuardFailure(f"input {name!r}", "missing"))
             continue
         x = inputs[name]
-        if not isinstance(x, (np.ndarray, np.generic)):
+        if not is_input_value(x, t):
             failures.append(GuardFailure(f"input {name!r}", f"is a {type(x).__name__}, not an array"))
             continue
         if tuple(np.shape(x)) != t.shape and not symbolic:

@@ -37,10 +37,18 @@ def bind_inputs(graph, inputs: Mapping[str, object]) -> dict[str, object]:
         if unexpected:
             parts.append(f"unexpected {', '.join(map(repr, unexpected))}")
         raise GraphInputError(f"wrong inputs for graph {graph.name}: {'; '.join(parts)}. {_expected(graph)}")
+    types = graph.input_types()
     for k, v in inputs.items():
-        if not isinstance(v, (np.ndarray, np.generic)):
+        if not is_input_value(v, types.get(k)):
             raise GraphInputError(f"input {k!r} must be a NumPy array, got {type(v).__name__}. {_expected(graph)}")
     return dict(inputs)
+
+
+def is_input_value(value, declared) -> bool:
+    """An array, or a Python number for an input typed as one (compile() makes those: ``global G: float``)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return True
+    return declared is not None and declared.weak is not None and isinstance(value, (bool, int, float, complex))
 
 
 def _expected(graph) -> str:

@@ -214,6 +214,12 @@ def _key_part(k, node, ctx: _Context) -> str | None:
     return literal(k) if k is None or type(k) is int else None
 
 
+def _emit_pow(node, ctx: _Context) -> str:
+    """``(v0 ** v1)`` when the user wrote ``**`` (NumPy scalars round it their own way), else ``np.power``."""
+    a, b = ctx.args(node)
+    return f"({a} ** {b})" if node.attrs.get("operator") else f"np.power({a}, {b})"
+
+
 def _emit_control(node, ctx: _Context) -> str:
     """The op's implementation, given each region as a function compiled from the region's generated code."""
     attrs = impl_attrs(node, compiled_region)
@@ -227,6 +233,7 @@ OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.CONST: _emit_const,        # v4 = 0.5                  (or consts[i] for arrays and the like)
     Op.SIZE: _emit_size,          # v9 = s1 // 2              (sizes read from input shapes at the top)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
+    Op.POW: _emit_pow,            # v6 = (v4 ** v5)          (or np.power(v4, v5))
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)

@@ -105,11 +105,17 @@ class LazyRunner(Recorder):
             self._cache[key] = graph
         else:
             self.cache_hits += 1
-        env = execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
-        for v, out in zip(outputs, graph.outputs):
-            self._known[v] = env[out]
+        results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
+        for v, result in zip(outputs, results):
+            self._known[v] = result
         self.graphs.append(graph.count())
         self.executed.append(graph)
+
+    def _execute(self, graph: Graph, inputs: dict) -> list:
+        """Run one cut-out graph and return its outputs in order: the reference interpreter here; a subclass
+        may run it another way (``graph_lab.testing.ways`` runs it through each pass pipeline and backend)."""
+        env = execute(graph, inputs)
+        return [env[out] for out in graph.outputs]
 
     def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value]]:
         """Nodes still to run for ``wanted``, in a topological order, and the known values they read."""

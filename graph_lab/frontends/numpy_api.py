@@ -22,6 +22,8 @@ UFUNC_OPS: dict[np.ufunc, Op] = {
     np.expm1: Op.EXPM1, np.sqrt: Op.SQRT, np.square: Op.SQUARE, np.reciprocal: Op.RECIPROCAL, np.tanh: Op.TANH,
     np.sin: Op.SIN, np.cos: Op.COS, np.floor: Op.FLOOR, np.ceil: Op.CEIL, np.matmul: Op.MATMUL,
 }
+# Attributes a ufunc adds to its op: np.positive is a copy laid out as ufunc results are.
+UFUNC_ATTRS: dict[np.ufunc, dict] = {np.positive: {"ufunc": True}}
 # ufunc.reduce forms that are a reduction op (axis defaults to 0, as in NumPy).
 UFUNC_REDUCE_OPS: dict[np.ufunc, Op] = {
     np.add: Op.SUM, np.multiply: Op.PROD, np.maximum: Op.MAX, np.minimum: Op.MIN,
@@ -57,7 +59,7 @@ def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
     if kwargs:
         raise rec.fail(f"{name} with keyword arguments {sorted(kwargs)} is not supported in a graph; "
                        f"call it without them (and cast with .astype if you need another dtype)")
-    result = call_op(op, *inputs)
+    result = call_op(op, *inputs, **UFUNC_ATTRS.get(ufunc, {}))
     if out is None:
         return result
     (target,) = out

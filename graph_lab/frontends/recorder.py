@@ -130,7 +130,7 @@ class Recorder:
             if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                 # A view or a copy, depending on memory layout, which a stand-in does not know.
                 outs[0]._maybe_alias = (first._storage, first._storage.version)
-            elif op == Op.RESHAPE or _is_view(op, attrs):
+            elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
                 outs[0]._storage = first._storage
                 outs[0]._version = first._version
                 outs[0]._view = (first, op, attrs)
@@ -149,10 +149,14 @@ class Recorder:
                             f"(x = x.copy()) and return the result")
 
 
-def _is_view(op: Op, attrs: dict) -> bool:
+def _is_view(op: Op, attrs: dict, ndim: int) -> bool:
     """NumPy always returns a view for these ops (reshape is handled apart: sometimes a copy)."""
     if op == Op.INDEX:
-        return is_basic(attrs["key"])
+        key = attrs["key"]
+        # An integer for every axis gives a NumPy scalar, a copy: ``x[-1]`` of a 1-D array, ``x[1, 2]`` of a 2-D
+        # one (``x[..., -1]`` is a 0-d view). Writing into that scalar must not reach ``x``.
+        all_integers = len(key) == ndim and all(type(k) is int for k in key)
+        return is_basic(key) and not all_integers
     return opdef(op).view
 
 

@@ -222,8 +222,8 @@ class Tensor(TensorLike):
     def fill(self, value) -> None:
         self[...] = value
 
-    def _inplace(self, op: Op, other) -> "Tensor":
-        result = call_op(op, self, other)
+    def _inplace(self, op: Op, other, **attrs) -> "Tensor":
+        result = call_op(op, self, other, **attrs)
         if not same_shape(result.type.shape, self.type.shape):
             raise self._rec.fail(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                                  f"broadcast shape {result.shape} (in-place {op})")
@@ -241,7 +241,7 @@ class Tensor(TensorLike):
     def __itruediv__(self, o): return self._inplace(Op.DIV, o)
     def __ifloordiv__(self, o): return self._inplace(Op.FLOORDIV, o)
     def __imod__(self, o): return self._inplace(Op.MOD, o)
-    def __ipow__(self, o): return self._inplace(Op.POW, o)
+    def __ipow__(self, o): return self._inplace(Op.POW, o, operator=True)
 
     def __iand__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_AND, "&"), o)
     def __ior__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_OR, "|"), o)
@@ -261,12 +261,12 @@ class Tensor(TensorLike):
     def __rfloordiv__(self, o): return call_op(Op.FLOORDIV, o, self)
     def __mod__(self, o): return call_op(Op.MOD, self, o)
     def __rmod__(self, o): return call_op(Op.MOD, o, self)
-    def __pow__(self, o): return call_op(Op.POW, self, o)
-    def __rpow__(self, o): return call_op(Op.POW, o, self)
+    def __pow__(self, o): return call_op(Op.POW, self, o, operator=True)
+    def __rpow__(self, o): return call_op(Op.POW, o, self, operator=True)
     def __matmul__(self, o): return call_op(Op.MATMUL, self, o)
     def __rmatmul__(self, o): return call_op(Op.MATMUL, o, self)
     def __neg__(self): return call_op(Op.NEG, self)
-    def __pos__(self): return call_op(Op.COPY, self)
+    def __pos__(self): return call_op(Op.COPY, self, ufunc=True)
     def __abs__(self): return call_op(Op.ABS, self)
     def __eq__(self, o): return call_op(Op.EQ, self, o)
     def __ne__(self, o): return call_op(Op.NE, self, o)
@@ -301,9 +301,9 @@ class Tensor(TensorLike):
     def transpose(self, *axes): return call_op(Op.TRANSPOSE, self, *axes)
     def swapaxes(self, a, b): return call_op(Op.TRANSPOSE, self, _swap_perm(self.ndim, a, b))
     def squeeze(self, axis=None): return call_op(Op.SQUEEZE, self, axis)
-    def flatten(self): return call_op(Op.COPY, call_op(Op.RESHAPE, self, -1))
+    def flatten(self): return call_op(Op.COPY, call_op(Op.RESHAPE, self, -1), order="C")
     def ravel(self): return call_op(Op.RESHAPE, self, -1)
-    def copy(self): return call_op(Op.COPY, self)
+    def copy(self, order="C"): return call_op(Op.COPY, self, order=order)
     def astype(self, dtype): return call_op(Op.CAST, self, dtype)
     def clip(self, a_min=None, a_max=None): return call_op(Op.CLIP, self, a_min, a_max)
     def repeat(self, repeats, axis=None): return call_op(Op.REPEAT, self, repeats, axis)

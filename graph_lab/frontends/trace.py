@@ -31,6 +31,8 @@ from .recorder import Recorder
 from .tensor import Storage, Tensor
 
 MODES = ("error", "specialize", "guard")
+MAX_RANK = 64
+"""NumPy's limit on the number of dimensions."""
 
 
 class Tracer(Recorder):
@@ -105,11 +107,16 @@ def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
         raise TraceError(f"shapes[{name!r}] must be a tuple of sizes like (4, 8) or ('B', 8) (a size is a "
                          f"non-negative int, a name, or a Dim), or (shape, dtype) like ((4, 8), 'float32'); "
                          f"got {spec!r}")
+    if len(shape) > MAX_RANK:
+        raise TraceError(f"shapes[{name!r}] has {len(shape)} dimensions; NumPy arrays have at most {MAX_RANK}")
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise TraceError(f"shapes[{name!r}]: {dtype!r} is not a NumPy dtype; give one like 'float32' or "
                          f"np.int64") from None
+    if dt.kind not in "biufc":
+        raise TraceError(f"shapes[{name!r}]: dtype {dt} is not numeric; graph_lab's tensors are bool, integer, "
+                         f"float or complex")
     try:
         dims = tuple(Dim(d) if isinstance(d, str) else d if isinstance(d, Dim) else int(d) for d in shape)
     except ValueError as e:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..errors import OpError
 from ..ir.types import TensorType
 from .base import Op, OpDef, broadcast_shapes, probe_dtype, register
 
@@ -56,9 +57,19 @@ def gelu(x):
     return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
 
 
-def copy(x):
-    return np.array(x, copy=True)
+def copy(x, contiguous=False, ufunc=False):
+    """A copy of x in memory of its own. Its layout can matter (matmul and sums pick their summation order by
+    strides), so the spelling is kept: ``np.copy(x)`` keeps x's order, ``x.copy()`` is C order
+    (``contiguous=True``), and ``+x`` (``np.positive``) is laid out as a ufunc lays out its result."""
+    return np.positive(x) if ufunc else np.array(x, copy=True, order="C" if contiguous else "K")
 
+
+def _bind_copy(x, order="K", ufunc=False):
+    if order not in ("K", "C"):
+        raise OpError(f"copy: order={order!r} is not supported; a graph copies in C order (x.copy()) or in the "
+                      f"input's order (np.copy(x))")
+    attrs = {"contiguous": True} if order == "C" else {}
+    return [x], ({**attrs, "ufunc": True} if ufunc else attrs)
 
 for _op, _fn, _name, _doc in [
     (Op.NEG, np.negative, "np.negative", "-x"),
@@ -80,7 +91,6 @@ for _op, _fn, _name, _doc in [
     (Op.SIGMOID, sigmoid, None, "1 / (1 + exp(-x))"),
     (Op.RELU, relu, None, "max(x, 0)"),
     (Op.GELU, gelu, None, "GELU, tanh approximation"),
-    (Op.COPY, copy, "np.copy", "a copy of x (no aliasing)"),
 ]:
     _unary(_op, _fn, _name, _doc)
 
@@ -91,7 +101,6 @@ for _op, _fn, _name, _doc in [
     (Op.DIV, np.true_divide, "np.divide", "x / y"),
     (Op.FLOORDIV, np.floor_divide, "np.floor_divide", "x // y"),
     (Op.MOD, np.remainder, "np.remainder", "x % y (sign of y, as Python)"),
-    (Op.POW, np.power, "np.power", "x ** y"),
     (Op.MAXIMUM, np.maximum, "np.maximum", "elementwise max (NaN wins)"),
     (Op.MINIMUM, np.minimum, "np.minimum", "elementwise min (NaN wins)"),
     (Op.EQ, np.equal, "np.equal", "x == y"),
@@ -105,6 +114,24 @@ for _op, _fn, _name, _doc in [
     (Op.LOGICAL_XOR, np.logical_xor, "np.logical_xor", "x xor y"),
 ]:
     _binary(_op, _fn, _name, _doc)
+
+
+register(OpDef(Op.COPY, "unary", _bind_copy, _elementwise_infer(Op.COPY, copy), copy, "np.copy",
+               doc="a copy of x (no aliasing); contiguous=True for x.copy(), ufunc=True for +x"))
+
+# pow: Python's ``**`` on NumPy scalars (what a ufunc returns for 0-d arrays) runs NumPy's scalar math, which
+# rounds differently from the np.power ufunc in the last bit now and then. The graph does what the spelling did.
+
+def _bind_pow(x, y, operator=False):
+    return [x, y], ({"operator": True} if operator else {})
+
+
+def power(x, y, operator=False):
+    return x ** y if operator else np.power(x, y)
+
+
+register(OpDef(Op.POW, "binary", _bind_pow, _elementwise_infer(Op.POW, power), power, "np.power",
+               doc="x ** y (operator=True: spelled with Python's ** rather than np.power)"))
 
 
 def _bind_where(cond, x, y):

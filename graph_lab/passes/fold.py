@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.symbolic import is_symbolic
 from ..ir.types import TensorType
 from ..ops import SOURCE_OPS, Op, opdef
 
@@ -56,11 +57,17 @@ def _owned(result):
     return result
 
 
+def _small(t: TensorType, max_elements: int) -> bool:
+    """A size known to be at most ``max_elements``: a symbolic size is not asked (no guard decides it, and a
+    constant must have one shape anyway)."""
+    return not any(is_symbolic(d) for d in t.shape) and t.size <= max_elements
+
+
 def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
     report: list[str] = []
     numbering = graph.numbering()
     for node in list(graph.nodes):
-        if not _foldable(node) or any(v.type.size > max_elements for v in node.outputs):
+        if not _foldable(node) or not all(_small(v.type, max_elements) for v in node.outputs):
             continue
         try:
             results = [_owned(r) for r in _evaluate(node)]

@@ -491,8 +491,10 @@ class CaptureContext(CallCapture):
                 from None
         source = frame.closure_sources.get(name)
         if source is None:
-            source = AttrSource(cell_var.source, "cell_contents") if cell_var.source is not None else \
-                CellSource(cell, name, id(cell))
+            # A cell the segment started with (a local of the function, passed on to a comprehension or an inner
+            # function) is a new cell on every call: read it through where it came from, not as this one cell.
+            where = cell_var.source if cell_var.source is not None else self.sourced.get(id(cell))
+            source = AttrSource(where, "cell_contents") if where is not None else CellSource(cell, name, id(cell))
         return self.wrap(value, source)
 
     def store_cell(self, frame: Frame, name: str, var: Var) -> None:

@@ -8,6 +8,7 @@ sources and expected values only by position (``S[3]``, ``K[3]``): no text from 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +101,16 @@ class Guard:
         return f"{what} is another object than the one the cached graph was built for{where}"
 
 
+def same_value(a, b) -> bool:
+    """``a == b``, but -0.0 is not 0.0 and NaN is NaN: a graph built with the number as a constant gives
+    another result for the other zero (``1 / -0.0``, ``np.ceil(-0.5)`` returned as is)."""
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)):
+        return (a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or (a != a and b != b)
+    return a == b
+
+
 def dims_match(value, expected) -> bool:
     """An ndarray of the dtype, the number of dimensions and the static sizes of ``(pattern, dtype)``."""
     pattern, dtype = expected
@@ -142,6 +153,8 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
         return f"{v} is {k}"
     if kind == "equals":
         return f"type({v}) is type({k}) and {v} == {k}"
+    if kind == "same":
+        return f"type({v}) is type({k}) and same({v}, {k})"
     if kind == "array":
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
     if kind == "dims":
@@ -185,12 +198,13 @@ class GuardSet:
                     lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
                               f"        return {n}"]
             other = f"v{index[g.expected]}" if g.kind in ("alias", "distinct") else ""
-            lines.append(f"    if not ({_check_expr(g.kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
+            kind = "same" if g.kind == "equals" and isinstance(g.expected, (float, np.floating, tuple)) else g.kind
+            lines.append(f"    if not ({_check_expr(kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
         lines.append("    return -1")
         source_text = "\n".join(lines)
-        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "dims_match": dims_match,
-                     "sizes_hold": sizes_hold,
+        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
+                     "dims_match": dims_match, "sizes_hold": sizes_hold,
                      "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in ("alias", "distinct") else
                            g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)

@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from .frame import NULL, IterState, Var
 from .guards import Guard
 from .iterators import LazyIter
-from .sources import DerivedSource, FrameInputs, Source
+from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
 @dataclass
@@ -71,9 +71,15 @@ class Segment:
         rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0] if symbolic else None)
         if self.end == "return":
             return escape(rebuild(self.result_recipe)), None, None
-        local_vars = {name: rebuild(r) for name, r in self.local_recipes.items()}
+        local_vars = {name: rebuild(r) for name, r in self.local_recipes.items() if not _unbound(r, inputs)}
         stack = [rebuild(r) for r in self.stack_recipes]
         return None, local_vars, stack
+
+
+def _unbound(recipe: tuple, inputs: FrameInputs) -> bool:
+    """A local passed through unchanged that this call has not bound (the capture saw it bound on another path,
+    ``for i in ...`` inside an ``if`` not taken now): it stays unbound, as in eager code."""
+    return recipe[0] == "source" and isinstance(recipe[1], LocalSource) and recipe[1].name not in inputs.locals
 
 
 def escape(value, seen=None):
