@@ -159,6 +159,9 @@ class CodegenGraph(CompiledGraph):
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
         default_params = self._params
+        self.direct = (plain, consts_plain) if reusing is plain else None
+        """``(function, consts)`` when no line reuses a buffer: ``function(inputs, params, consts)`` is the whole
+        run, for any inputs (compile()'s fast path calls it directly)."""
 
         def forward(inputs, params):
             for i in array_inputs:

@@ -57,6 +57,10 @@ class CallCapture:
         f = fn.value
         if isinstance(f, types.MethodType) and isinstance(f.__self__, Tensor):
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
+        if fn.source is not None and (f in PURE_BUILTINS or f in TYPE_ONLY_BUILTINS or f is getattr or
+                                      f is hasattr or f is next or getattr(f, "__module__", None) == "math"):
+            # evaluated or decided now: the name must still mean this function (a global may shadow a builtin)
+            self.guards.add(Guard("id", fn.source, f, self.loc()))
         if f is getattr or f is hasattr:
             return self._getattr(f, args, kwargs)
         if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):

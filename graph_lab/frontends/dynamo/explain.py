@@ -32,6 +32,8 @@ class ExplainReport:
     compile_seconds: float
     code: str
     graphs: list = field(default_factory=list)
+    fast_path: str = ""
+    """The generated function a cache hit runs (guards, graph call and result in one), or why there is none."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
@@ -46,6 +48,10 @@ class ExplainReport:
         lines += [f"    {g}" for g in self.guards]
         lines.append("  stitching code:")
         lines += ["    " + line for line in self.code.splitlines()]
+        if self.fast_path.startswith("def "):
+            lines.append("  cache hits run one generated function: guards, graph and result (report.fast_path)")
+        elif self.fast_path:
+            lines.append(f"  cache hits take the general path: {self.fast_path}")
         return "\n".join(lines)
 
 
@@ -57,7 +63,9 @@ def explain(fn):
         cf = CompiledFunction(target)
         cf(*args, **kwargs)
         segments = [e.segment for e in cf.last_events]
-        return _report(target, segments)
+        report = _report(target, segments)
+        report.fast_path = cf.fast_path_source
+        return report
 
     return run
 

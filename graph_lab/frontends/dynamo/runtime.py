@@ -19,6 +19,7 @@ from .capture import CaptureContext
 from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
+from .fastpath import MISS, make_fast_path
 from .segment import RecipeMaker, Segment, backend_runner, now
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -71,7 +72,13 @@ class CompiledFunction:
         self.recompiles = 0
         self.eager_fallback: str | None = None
         self.body_runs = 0
-        self.last_events: list[CallEvent] = []
+        self._events: list[CallEvent] = []
+        self._fast_hit: Segment | None = None  # set by the fast path: the entry it ran (last_events is made lazily)
+        self._fast = None
+        """The generated fast path for the first offset's entries (``fastpath``), or None."""
+        self.fast_path_source = ""
+        """Its source, or why there is none (for explain())."""
+        self._first = instructions_of(self.code)[0].offset
         self.recompile_log: list[str] = []
         self.dynamic_dims: set[tuple] = set()
         """(source, axis) of each size that automatic dynamic made symbolic."""
@@ -88,7 +95,25 @@ class CompiledFunction:
 
     # --- calling
 
+    @property
+    def last_events(self) -> list[CallEvent]:
+        """What happened at each offset during the last call."""
+        if self._fast_hit is not None:
+            self._events = [CallEvent(self._first, self._fast_hit, False)]
+            self._fast_hit = None
+        return self._events
+
     def __call__(self, *args, **kwargs):
+        # The fast path (one generated function of the arguments: guards, graph, result) is None while the
+        # function runs eagerly and until a whole-function graph is cached; it takes the positional arguments.
+        if self._fast is not None and not kwargs and len(args) == self._simple_argcount:
+            result = self._fast(*args)
+            if result is not MISS:
+                return result
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
+        """The general path: every entry of each offset, captures, recompiles and graph breaks."""
         if self.eager_fallback is not None:
             return self.fn(*args, **kwargs)
         if not kwargs and len(args) == self._simple_argcount:
@@ -98,8 +123,9 @@ class CompiledFunction:
             bound.apply_defaults()
             local_vars = dict(bound.arguments)
         stack: list = []
-        offset = instructions_of(self.code)[0].offset
-        self.last_events = []
+        offset = self._first
+        self._fast_hit = None
+        self._events = []
         while True:
             inputs = FrameInputs(local_vars, stack, self.fn.__globals__, self.fn.__closure__ or ())
             segment = self._lookup(offset, inputs)
@@ -118,7 +144,7 @@ class CompiledFunction:
         for seg in entries:
             failed = seg.check(inputs)
             if failed < 0:
-                self.last_events.append(CallEvent(offset, seg, False))
+                self._events.append(CallEvent(offset, seg, False))
                 return seg
             guard = seg.guards.guards[failed]
             try:
@@ -138,7 +164,9 @@ class CompiledFunction:
             logs.emit("recompiles", message)
         seg = self._capture(offset, inputs)
         entries.append(seg)
-        self.last_events.append(CallEvent(offset, seg, True, reasons))
+        self._events.append(CallEvent(offset, seg, True, reasons))
+        if offset == self._first:
+            self._fast, self.fast_path_source = make_fast_path(self, entries)
         return seg
 
     def _mark_dynamic(self, seg: Segment, inputs: FrameInputs) -> list[str]:
@@ -175,6 +203,7 @@ class CompiledFunction:
 
     def _give_up(self, reasons: list[str]) -> None:
         self.eager_fallback = "; ".join(reasons)
+        self._fast = None
         warnings.warn(f"graph_lab.compile: {self.fn.__qualname__} hit recompile_limit={self.recompile_limit}; "
                       f"it runs eagerly from now on. Last reason: {self.eager_fallback}. Mark varying sizes "
                       f"dynamic or raise recompile_limit", RecompileLimitWarning, stacklevel=4)

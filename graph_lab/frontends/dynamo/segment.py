@@ -54,12 +54,10 @@ class Segment:
     check: Any = None
     """The compiled guard function: check(FrameInputs) -> index of the first failing guard, or -1."""
     runner: Any = None
-    hits: int = field(default=0)
     steps: list = field(default_factory=list)
     """(offset, opname, argrepr, what capture did) for each instruction captured."""
 
     def execute(self, inputs: FrameInputs):
-        self.hits += 1
         names = self.__dict__.get("_input_names")
         if names is None:  # the graph does not change after capture: list its inputs once
             names = self._input_names = [n.attrs["name"] for n in self.graph.input_nodes]

@@ -1,0 +1,222 @@
+"""The fast path of a cache hit: one generated Python function for all entries of a compiled function's first
+offset, when each of them is a whole-function graph (it ends in ``return``, with no graph break).
+
+The general path of ``CompiledFunction.__call__`` builds a ``FrameInputs``, runs each entry's compiled guard
+function, fetches the graph's inputs through their sources, runs the graph and follows the result's recipe; each
+step is a few Python calls, and together they cost more than the NumPy work of a small function. The fast path
+writes all of it out as one function of the call's positional arguments, the way TorchDynamo's guard functions
+sit in front of its compiled code::
+
+    def fast(a0, a1):
+        for _ in ONCE:                       # entry 0; ``break`` goes on to the next entry
+            try:
+                v0 = a0
+                if not (type(v0) is ndarray and v0.shape == K[0][0] and v0.dtype == K[0][1]):
+                    break
+                v1 = a1
+                if not (type(v1) is dict and tuple(v1) == K[1]):
+                    break
+                v2 = v1[K[2]]
+                ...
+            except Exception:
+                break
+            OWNER._fast_hit = SEG[0]
+            R = RUN[0]((v0, v2, v3), PARAMS[0])
+            return R[0]
+        return MISS
+
+It checks the same guards in the same order as the entries' own guard functions, so it picks the entry the general
+path would pick; a miss returns ``MISS`` and the general path takes over (it then works out which guard failed,
+logs why and captures again). Like the guard functions, the source refers to keys, attribute names, expected
+values and objects only through the tables ``K``, ``D``, ``C`` (never text taken from user data); the only
+literals it contains are indices and axis numbers it made itself.
+
+An entry whose state cannot be written this way (a source on the stack or in a local that is not an argument, a
+result rebuilt as a new list or a view) leaves the whole offset to the general path.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from .guards import _check_expr, dims_match, sizes_hold, same_value
+from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, Const, DerivedSource,
+                      GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
+
+MISS = object()
+"""What the fast path returns when no entry's guards hold."""
+
+
+class _NotFast(Exception):
+    """This entry (and so the offset) stays on the general path."""
+
+
+
+class _Writer:
+    """Writes one fast-path function: source fetches (each source once per entry) and guard checks."""
+
+    def __init__(self, owner, argnames: list[str]):
+        self.owner = owner
+        self.argnames = argnames
+        self.consts: list[Any] = []
+        self.lines: list[str] = []
+
+    def const(self, value) -> str:
+        """A name for ``value`` in the generated function (a default argument: read as fast as a local)."""
+        self.consts.append(value)
+        return f"K{len(self.consts) - 1}"
+
+    def entry(self, n: int, seg) -> None:
+        """The block of one cache entry."""
+        self.vars: dict[Source, str] = {}
+        body: list[str] = []
+        self.body = body
+        typed: dict[Source, type] = {}
+        for g in seg.guards.guards:
+            v = self.fetch(g.source)
+            if g.kind == "type":
+                typed[g.source] = g.expected
+            other = ""
+            if g.kind in ("alias", "distinct"):
+                other = self.fetch(g.expected)
+                expected = "None"
+            elif g.kind == "keys":
+                expected = self.const(tuple(g.expected))
+            else:
+                expected = self.const(g.expected)
+            kind = "same" if g.kind == "equals" and isinstance(g.expected, (float, np.floating, tuple)) else g.kind
+            if kind == "same" and type(g.expected) is float and g.expected == g.expected and g.expected != 0:
+                kind = "equals"  # a float that is neither a zero nor NaN: == tells it apart exactly
+            check = _check_expr(kind, v, expected, other)
+            if g.kind == "keys" and typed.get(g.source) is dict:  # its type was checked just before
+                check = f"tuple({v}) == {expected}"
+            body.append(f"if not ({check}):")
+            body.append("    break")
+        inputs = [self.fetch(s) for s in seg.input_sources]
+        self.named_errors = None
+        run = _runner_call(seg, inputs, self)
+        result = self.result(seg.result_recipe)
+        self.lines.append("    for _ in ONCE:")
+        self.lines.append("        try:")
+        self.lines += [f"            {line}" for line in body]
+        if not body:
+            self.lines.append("            pass")
+        self.lines.append("        except Exception:")
+        self.lines.append("            break")
+        self.lines.append(f"        OWNER._fast_hit = {self.const(seg)}")
+        if not seg.graph.outputs:
+            self.lines.append("        R = ()")
+        elif self.named_errors is None:
+            self.lines.append(f"        R = {run}")
+        else:
+            self.lines += ["        try:", f"            R = {run}", "        except Exception as e:",
+                           f"            raise {self.named_errors}(e)"]
+        self.lines.append(f"        return {result}")
+
+    def fetch(self, source: Source) -> str:
+        """The variable holding ``source``'s value (fetched once, in the entry's try block)."""
+        if source in self.vars:
+            return self.vars[source]
+        expr = self.expression(source)
+        name = f"v{len(self.vars)}"
+        self.vars[source] = name
+        self.body.append(f"{name} = {expr}")
+        return name
+
+    def expression(self, source: Source) -> str:
+        if isinstance(source, LocalSource):
+            if source.name not in self.argnames:
+                raise _NotFast(f"{source.describe()} is not an argument")
+            return f"a{self.argnames.index(source.name)}"
+        if isinstance(source, AttrSource):
+            return f"getattr({self.fetch(source.base)}, {self.const(source.name)})"
+        if isinstance(source, ItemSource):
+            return f"{self.fetch(source.base)}[{self.const(source.key)}]"
+        if isinstance(source, GlobalSource):
+            namespace = self.owner.fn.__globals__ if source.namespace is None else source.namespace
+            ns, name = self.const(namespace), self.const(source.name)
+            if source.name in namespace:  # gone on a later call: KeyError, a miss, and the general path decides
+                return f"{ns}[{name}]"
+            self.body += [f"if {name} in {ns}:", "    break"]  # shadowed since: the general path decides
+            return f"getattr({self.const(builtins)}, {name})"
+        if isinstance(source, ClosureSource):
+            return f"{self.const(self.owner.fn.__closure__[source.index])}.cell_contents"
+        if isinstance(source, CellSource):
+            return f"{self.const(source.cell)}.cell_contents"
+        if isinstance(source, CellContentsSource):
+            return f"{self.fetch(source.func)}.__closure__[{int(source.index)}].cell_contents"
+        if isinstance(source, ObjectSource):
+            return self.const(source.obj)
+        if isinstance(source, DerivedSource):
+            args = [self.fetch(a) if isinstance(a, Source) else self.const(a.value) for a in source.args]
+            return f"{self.const(source.fn)}({', '.join(args)})"
+        if isinstance(source, SizesSource):
+            parts = [f"{self.fetch(s)}.shape[{int(axis)}]" for s, axis in source.dims]
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        raise _NotFast(f"{type(source).__name__} {source.describe()}")
+
+    def result(self, recipe: tuple) -> str:
+        kind = recipe[0]
+        if kind == "out":
+            return f"R[{int(recipe[1])}]"
+        if kind == "const":
+            value = recipe[1]
+            if type(value) not in (int, float, bool, str, type(None), complex, np.ndarray) and \
+                    not isinstance(value, np.generic):
+                raise _NotFast(f"returns a {type(value).__name__} constant")
+            return self.const(value)
+        if kind == "source":
+            return f"ESCAPE({self.fetch(recipe[1])})"
+        if kind == "tuple":
+            return "(" + "".join(self.result(r) + ", " for r in recipe[1]) + ")"
+        raise _NotFast(f"a {kind} result")
+
+
+def _runner_call(seg, inputs: list[str], writer: _Writer) -> str:
+    """The expression that runs the segment's graph on the fetched inputs, giving its outputs."""
+    runner = seg.runner
+    compiled = getattr(runner, "__self__", None)
+    names = [n.attrs["name"] for n in seg.graph.input_nodes]
+    by_name = dict(zip(names, inputs))
+    if compiled is not None and getattr(runner, "__func__", None) is type(compiled).run and \
+            hasattr(compiled, "_run"):
+        ordered = "(" + "".join(by_name[name] + ", " for name in compiled.input_names) + ")"
+        direct = getattr(compiled, "direct", None)
+        if direct is not None:  # codegen's function itself; its errors are named as _run names them
+            forward, consts = direct
+            writer.named_errors = writer.const(compiled._named_error)
+            return f"{writer.const(forward)}({ordered}, {writer.const(compiled._params)}, {writer.const(consts)})"
+        return f"{writer.const(compiled._run)}({ordered}, {writer.const(compiled._params)})"
+    return f"{writer.const(runner)}(dict(zip({writer.const(tuple(names))}, ({''.join(v + ', ' for v in inputs)}))))"
+
+
+def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
+    """``(function, source)`` for the entries of the first offset, or ``(None, why not)``."""
+    from .segment import escape
+
+    if owner._simple_argcount < 0:
+        return None, "the function takes *args, **kwargs or keyword-only arguments"
+    argnames = list(owner.code.co_varnames[:owner._simple_argcount])
+    writer = _Writer(owner, argnames)
+    writer.lines.append("")
+    for n, seg in enumerate(entries):
+        if seg.end != "return":
+            return None, f"entry {n} ends in a graph break"
+        try:
+            writer.entry(n, seg)
+        except _NotFast as e:
+            return None, f"entry {n}: {e}"
+    writer.lines.append("    return MISS")
+    params = [f"a{i}" for i in range(len(argnames))] + [f"K{i}=K[{i}]" for i in range(len(writer.consts))]
+    writer.lines[0] = f"def fast({', '.join(params)}):"
+    source = "\n".join(writer.lines)
+    namespace = {"K": writer.consts, "OWNER": owner, "ONCE": (None,), "MISS": MISS,
+                 "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match, "sizes_hold": sizes_hold,
+                 "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len,
+                                                                     "getattr": getattr, "dict": dict,
+                                                                     "zip": zip, "Exception": Exception}}
+    exec(compile(source, "<graph_lab fast path>", "exec"), namespace)
+    return namespace["fast"], source
