@@ -163,3 +163,37 @@ def test_passes_never_change_an_exact_result_on_the_models():
     for name, graph, inputs in [c for c in cases() if c[0].startswith("model-")]:
         optimized, _ = run_pipeline(graph, "exact")
         assert_bits(run(optimized, copies(inputs)), reference(graph, inputs), name)
+
+
+SCALARS = [0.5, 0.1, -0.0, 1e-45, 3.4e38, 1e300, float("inf"), float("nan"), 3, -7, 2**31 - 1, 2**40]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "float16", "uint8"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_python_numbers_passed_as_0d_arrays_give_numpy_s_bits(op, dtype):
+    fns = {"add": lambda x, c: [x + c, c + x], "sub": lambda x, c: [x - c, c - x],
+           "mul": lambda x, c: [x * c, c * x], "div": lambda x, c: [x / c, c / x]}
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(12) * 100).astype(dtype) if dtype[0] == "f" else rng.integers(1, 50, 12).astype(dtype)
+    for c in SCALARS:
+        with np.errstate(all="ignore"):
+            try:
+                eager = fns[op](x, c)
+            except OverflowError:  # NumPy refuses the number for this dtype: so must the compiled graph
+                eager = None
+            g = trace(lambda x: fns[op](x, c), {"x": ((12,), dtype)}) if eager is not None else None
+            if g is None:
+                continue
+            zero_d = codegen.scalar_operands(g)
+            cg = compile_graph(g, "codegen", passes=())  # no pass: the lines of g itself
+            assert_bits(cg(x), eager, f"{dtype} {op} {c!r}")
+        # which lines took the 0-d array: only a float for a float32/float64 array, an int for an int32/int64 one,
+        # and only values the dtype holds
+        kinds = {"float32": float, "float64": float, "int32": int, "int64": int}
+        dt = np.dtype(dtype)
+        expect = kinds.get(dtype) is type(c) and eager[0].dtype == dt and (
+            dt.kind != "f" or not np.isfinite(c) or abs(c) <= float(np.finfo(dt).max)) and (
+            dt.kind != "i" or np.iinfo(dt).min <= c <= np.iinfo(dt).max)
+        assert (len(zero_d) == 2) == expect, (dtype, op, c, zero_d)
+        if expect:
+            assert "consts[" in cg.source and "as a 0-d" in cg.source

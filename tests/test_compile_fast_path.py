@@ -12,7 +12,7 @@ import pytest
 
 import graph_lab
 from graph_lab import F
-from graph_lab.frontends.dynamo import fastpath
+from graph_lab.frontends.dynamo.runtime import CompiledFunction
 
 SCALE = 2.0
 
@@ -43,7 +43,7 @@ def test_cache_hit_of_a_whole_function_graph_takes_the_fast_path(monkeypatch):
     cf = graph_lab.compile(gelu_mlp, backend="codegen")
     x, p = np.random.default_rng(1).standard_normal((4, 8)), params()
     np.testing.assert_array_equal(cf(x, p), gelu_mlp(x, p), strict=True)
-    assert cf.fast_path_source.startswith("def fast(")
+    assert cf.fast_path_source.startswith("def make(")
     general = count_general_calls(cf, monkeypatch)
     for seed in range(3):
         x = np.random.default_rng(seed).standard_normal((4, 8))
@@ -101,7 +101,7 @@ def test_a_builtin_shadowed_by_a_global_later_misses(monkeypatch):
     cf = graph_lab.compile(count_items, backend="codegen")
     xs = [np.ones(2), np.ones(2)]
     np.testing.assert_array_equal(cf(xs), count_items(xs))
-    assert cf.fast_path_source.startswith("def fast(")
+    assert cf.fast_path_source.startswith("def make(")
     monkeypatch.setattr(sys.modules[__name__], "len", lambda seq: 10, raising=False)
     np.testing.assert_array_equal(count_items(xs), np.full(2, 10.0))
     np.testing.assert_array_equal(cf(xs), count_items(xs))
@@ -141,7 +141,7 @@ def test_recompile_limit_turns_the_fast_path_off():
     with pytest.warns(graph_lab.RecompileLimitWarning):
         for k in range(2, 5):
             np.testing.assert_array_equal(cf(np.ones(2), k), scaled_by(np.ones(2), k))
-    assert cf._fast is None and cf.eager_fallback
+    assert cf._fast is None and cf.eager_fallback and type(cf) is CompiledFunction
     np.testing.assert_array_equal(cf(np.ones(2), 1), np.ones(2))
 
 
@@ -161,7 +161,7 @@ def test_returned_tuple_of_outputs_inputs_and_constants():
         a, b, c, d = cf(x, y)
         np.testing.assert_array_equal(a, x * 2)
         assert b is y and c == 3 and d is None
-    assert cf.fast_path_source.startswith("def fast(")
+    assert cf.fast_path_source.startswith("def make(")
 
 
 def test_user_text_never_enters_the_generated_source():
@@ -174,7 +174,7 @@ def test_user_text_never_enters_the_generated_source():
     for _ in range(2):
         np.testing.assert_array_equal(cf(np.ones(2), p), np.full(2, 3.0))
     source = cf.fast_path_source
-    assert source.startswith("def fast(") and key not in source and "os.system" not in source
+    assert source.startswith("def make(") and key not in source and "os.system" not in source
     assert "'" not in source and '"' not in source  # no string literal at all
 
 
@@ -184,5 +184,18 @@ def test_fast_path_and_general_path_agree_on_the_fused_backend():
     first = cf(x, p)
     np.testing.assert_array_equal(cf(x, p), first, strict=True)  # fast path: the same graph, the same result
     np.testing.assert_allclose(first, gelu_mlp(x, p), rtol=1e-12, atol=1e-12)
-    assert cf.fast_path_source.startswith("def fast(")
-    assert fastpath.MISS is not None
+    assert cf.fast_path_source.startswith("def make(")
+
+
+def test_wrong_argument_counts_raise_as_eager_python():
+    cf = graph_lab.compile(gelu_mlp, backend="codegen")
+    x, p = np.ones((4, 8)), params()
+    cf(x, p)
+    for args, kwargs in [((x,), {}), ((x, p, 1), {}), ((x,), {"q": p}), ((), {})]:
+        with pytest.raises(TypeError) as compiled_error:
+            cf(*args, **kwargs)
+        with pytest.raises(TypeError) as eager_error:
+            gelu_mlp(*args, **kwargs)
+        assert str(compiled_error.value) == str(eager_error.value)
+    np.testing.assert_array_equal(cf(p=p, x=x), gelu_mlp(x, p), strict=True)
+    np.testing.assert_array_equal(cf(x, p=p), gelu_mlp(x, p), strict=True)

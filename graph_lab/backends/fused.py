@@ -180,7 +180,7 @@ def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
 
 def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
-    with_out = codegen.out_statement(plan)
+    with_out = codegen.out_statement(plan, codegen.scalar_operands(graph))
 
     def statement(node, ctx):
         g = in_kernel.get(id(node))

@@ -5,31 +5,35 @@ The general path of ``CompiledFunction.__call__`` builds a ``FrameInputs``, runs
 function, fetches the graph's inputs through their sources, runs the graph and follows the result's recipe; each
 step is a few Python calls, and together they cost more than the NumPy work of a small function. The fast path
 writes all of it out as one function of the call's positional arguments, the way TorchDynamo's guard functions
-sit in front of its compiled code::
+sit in front of its compiled code, and becomes the compiled function's ``__call__``::
 
-    def fast(a0, a1):
+    def __call__(self, a0=UNSET, a1=UNSET, /, *rest, **kw):
+        if rest or kw or a1 is UNSET:        # not the plain positional call: the general path
+            return self._call(...)
         for _ in ONCE:                       # entry 0; ``break`` goes on to the next entry
             try:
                 v0 = a0
-                if not (type(v0) is ndarray and v0.shape == K[0][0] and v0.dtype == K[0][1]):
+                if not (type(v0) is ndarray and v0.shape == K0 and v0.dtype == K1):
                     break
                 v1 = a1
-                if not (type(v1) is dict and tuple(v1) == K[1]):
+                if not (type(v1) is K2):
                     break
-                v2 = v1[K[2]]
+                if not (tuple(v1) == K3):
+                    break
+                v2 = v1[K4]
                 ...
             except Exception:
                 break
-            OWNER._fast_hit = SEG[0]
-            R = RUN[0]((v0, v2, v3), PARAMS[0])
+            self._fast_hit = K9
+            R = K10((v0, v2, v3, ), K11, K12)
             return R[0]
-        return MISS
+        return self._call((a0, a1), {})      # no entry's guards hold
 
 It checks the same guards in the same order as the entries' own guard functions, so it picks the entry the general
-path would pick; a miss returns ``MISS`` and the general path takes over (it then works out which guard failed,
-logs why and captures again). Like the guard functions, the source refers to keys, attribute names, expected
-values and objects only through the tables ``K``, ``D``, ``C`` (never text taken from user data); the only
-literals it contains are indices and axis numbers it made itself.
+path would pick; on a miss the general path takes over (it works out which guard failed, logs why and captures
+again). Like the guard functions, the source refers to keys, attribute names, expected values and objects only
+through names bound to them (``K0``, ``K1``, ...: default arguments, read as fast as locals), never text taken
+from user data; the only literals it contains are indices and axis numbers it made itself.
 
 An entry whose state cannot be written this way (a source on the stack or in a local that is not an argument, a
 result rebuilt as a new list or a view) leaves the whole offset to the general path.
@@ -46,8 +50,8 @@ from .guards import _check_expr, dims_match, sizes_hold, same_value
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, Const, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
-MISS = object()
-"""What the fast path returns when no entry's guards hold."""
+UNSET = object()
+"""The default of each argument of the generated ``__call__``: this argument was not passed by position."""
 
 
 class _NotFast(Exception):
@@ -85,6 +89,11 @@ class _Writer:
                 expected = "None"
             elif g.kind == "keys":
                 expected = self.const(tuple(g.expected))
+            elif g.kind == "array":  # shape and dtype as two names: no indexing on each call
+                shape, dtype = self.const(g.expected[0]), self.const(g.expected[1])
+                body += [f"if not (type({v}) is ndarray and {v}.shape == {shape} and {v}.dtype == {dtype}):",
+                         "    break"]
+                continue
             else:
                 expected = self.const(g.expected)
             kind = "same" if g.kind == "equals" and isinstance(g.expected, (float, np.floating, tuple)) else g.kind
@@ -106,7 +115,7 @@ class _Writer:
             self.lines.append("            pass")
         self.lines.append("        except Exception:")
         self.lines.append("            break")
-        self.lines.append(f"        OWNER._fast_hit = {self.const(seg)}")
+        self.lines.append(f"        self._fast_hit = {self.const(seg)}")
         if not seg.graph.outputs:
             self.lines.append("        R = ()")
         elif self.named_errors is None:
@@ -209,14 +218,19 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
             writer.entry(n, seg)
         except _NotFast as e:
             return None, f"entry {n}: {e}"
-    writer.lines.append("    return MISS")
-    params = [f"a{i}" for i in range(len(argnames))] + [f"K{i}=K[{i}]" for i in range(len(writer.consts))]
-    writer.lines[0] = f"def fast({', '.join(params)}):"
-    source = "\n".join(writer.lines)
-    namespace = {"K": writer.consts, "OWNER": owner, "ONCE": (None,), "MISS": MISS,
+    args = "".join(f"a{i}, " for i in range(len(argnames)))
+    writer.lines.append(f"    return self._call(({args}), {{}})")
+    params = ["self"] + [f"a{i}=UNSET" for i in range(len(argnames))] + ["/", "*rest", "**kw"]
+    not_plain = "rest or kw" + (f" or a{len(argnames) - 1} is UNSET" if argnames else "")
+    writer.lines[0:1] = [f"def __call__({', '.join(params)}):", f"    if {not_plain}:",
+                         f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"]
+    # K0, K1, ... are the cells of a closure: read as fast as locals, and out of reach of any keyword argument
+    lines = [f"def make({', '.join(f'K{i}' for i in range(len(writer.consts)))}):"]
+    lines += ["    " + line for line in writer.lines] + ["    return __call__"]
+    source = "\n".join(lines)
+    namespace = {"ONCE": (None,), "UNSET": UNSET,
                  "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match, "sizes_hold": sizes_hold,
-                 "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len,
-                                                                     "getattr": getattr, "dict": dict,
-                                                                     "zip": zip, "Exception": Exception}}
+                 "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr,
+                                                    "dict": dict, "zip": zip, "Exception": Exception}}
     exec(compile(source, "<graph_lab fast path>", "exec"), namespace)
-    return namespace["fast"], source
+    return namespace["make"](*writer.consts), source

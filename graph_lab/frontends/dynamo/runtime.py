@@ -19,7 +19,7 @@ from .capture import CaptureContext
 from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
-from .fastpath import MISS, make_fast_path
+from .fastpath import make_fast_path
 from .segment import RecipeMaker, Segment, backend_runner, now
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -104,13 +104,20 @@ class CompiledFunction:
         return self._events
 
     def __call__(self, *args, **kwargs):
-        # The fast path (one generated function of the arguments: guards, graph, result) is None while the
-        # function runs eagerly and until a whole-function graph is cached; it takes the positional arguments.
-        if self._fast is not None and not kwargs and len(args) == self._simple_argcount:
-            result = self._fast(*args)
-            if result is not MISS:
-                return result
+        # Once a whole-function graph is cached, ``fastpath`` generates a ``__call__`` for this object alone
+        # (guards, graph and result in one function; see _set_fast_path); until then, and after, this one.
         return self._call(args, kwargs)
+
+    def _set_fast_path(self, call, source: str) -> None:
+        """Install ``call`` (or None: remove the fast path) as this object's ``__call__``; Python looks special
+        methods up on the type, so the object gets a subclass of its own holding it."""
+        self._fast, self.fast_path_source = call, source
+        if call is None:
+            self.__class__ = CompiledFunction
+        else:
+            self.__class__ = type(CompiledFunction.__name__, (CompiledFunction,),
+                                  {"__call__": call, "__module__": __name__, "__qualname__": "CompiledFunction",
+                                   "__doc__": CompiledFunction.__doc__})
 
     def _call(self, args: tuple, kwargs: dict):
         """The general path: every entry of each offset, captures, recompiles and graph breaks."""
@@ -119,7 +126,10 @@ class CompiledFunction:
         if not kwargs and len(args) == self._simple_argcount:
             local_vars = dict(zip(self.code.co_varnames, args))
         else:
-            bound = self.signature.bind(*args, **kwargs)
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+            except TypeError:  # Python's own error for this call, raised before the body runs
+                return self.fn(*args, **kwargs)
             bound.apply_defaults()
             local_vars = dict(bound.arguments)
         stack: list = []
@@ -166,7 +176,7 @@ class CompiledFunction:
         entries.append(seg)
         self._events.append(CallEvent(offset, seg, True, reasons))
         if offset == self._first:
-            self._fast, self.fast_path_source = make_fast_path(self, entries)
+            self._set_fast_path(*make_fast_path(self, entries))
         return seg
 
     def _mark_dynamic(self, seg: Segment, inputs: FrameInputs) -> list[str]:
@@ -203,7 +213,7 @@ class CompiledFunction:
 
     def _give_up(self, reasons: list[str]) -> None:
         self.eager_fallback = "; ".join(reasons)
-        self._fast = None
+        self._set_fast_path(None, "the function runs eagerly (recompile limit)")
         warnings.warn(f"graph_lab.compile: {self.fn.__qualname__} hit recompile_limit={self.recompile_limit}; "
                       f"it runs eagerly from now on. Last reason: {self.eager_fallback}. Mark varying sizes "
                       f"dynamic or raise recompile_limit", RecompileLimitWarning, stacklevel=4)
