@@ -22,6 +22,11 @@ def set_logs(*topics: str) -> None:
     _enabled.update(topics)
 
 
+def on(topic: str) -> bool:
+    """Whether ``topic`` is logged (to skip making a costly message nobody reads)."""
+    return topic in _enabled
+
+
 def emit(topic: str, message: str) -> None:
     if topic in _enabled:
         print(f"[graph_lab:{topic}] {message}", file=sys.stderr)

@@ -19,7 +19,7 @@ from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..ops import Op
-from .recorder import Recorder
+from .recorder import Recorder, gc_paused
 from .tensor import Tensor
 
 
@@ -82,7 +82,8 @@ class LazyRunner(Recorder):
     def _compute(self, wanted: list[Value]) -> list:
         pending = [v for v in wanted if v not in self._known]
         if pending:
-            self._run_pending(pending)
+            with gc_paused():  # slicing and extracting make a graph's worth of objects that all live on
+                self._run_pending(pending)
         return [self._known[v] for v in wanted]
 
     def _run_pending(self, wanted: list[Value]) -> None:

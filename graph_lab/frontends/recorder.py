@@ -7,6 +7,8 @@ nodes go and what happens when a concrete value is needed (``concretize``).
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 
 from ..errors import OpError, TraceError
@@ -116,7 +118,7 @@ class Recorder:
         if self.shape_env is not None:
             self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
-        values = tuple(self.operand_value(x, loc) for x in operands)
+        values = tuple([self.operand_value(x, loc) for x in operands])
         try:
             out_types = definition.infer(tuple(v.type for v in values), attrs)
         except OpError as e:
@@ -126,7 +128,7 @@ class Recorder:
         self.add_node(node)
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
-        if isinstance(first, Tensor):
+        if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
             if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                 # A view or a copy, depending on memory layout, which a stand-in does not know.
                 outs[0]._maybe_alias = (first._storage, first._storage.version)
@@ -162,3 +164,22 @@ def _is_view(op: Op, attrs: dict, ndim: int) -> bool:
 
 def new_storage(is_input: str | None = None) -> Storage:
     return Storage(is_input)
+
+
+class gc_paused:
+    """``with gc_paused():`` turns Python's cyclic garbage collector off for the duration of a capture.
+
+    A capture makes many small objects that all live on (nodes, values, stand-ins), so each collection the
+    allocations trigger scans a growing graph and frees nothing; turning it off for the capture removes that cost
+    (reference counting still frees everything that is not in a cycle). It is turned back on afterwards only if
+    it was on before."""
+
+    __slots__ = ("was_enabled",)
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc) -> None:
+        if self.was_enabled:
+            gc.enable()

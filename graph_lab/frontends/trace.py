@@ -12,6 +12,8 @@ shape guards).
 from __future__ import annotations
 
 import inspect
+import types
+import weakref
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -27,7 +29,7 @@ from ..ir.symbolic import SymbolicValue
 from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
 from . import pytree
-from .recorder import Recorder
+from .recorder import Recorder, gc_paused
 from .tensor import Storage, Tensor
 
 MODES = ("error", "specialize", "guard")
@@ -130,11 +132,30 @@ def _is_size(d) -> bool:
     return isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
 
 
+_parameter_cache: "weakref.WeakKeyDictionary[types.CodeType, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _parameters(fn: Callable) -> list | None:
+    """``fn``'s parameters (None when ``inspect`` cannot tell). A plain function's come from its code object
+    alone (names and kinds; defaults do not matter here), so they are worked out once per code object."""
+    code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
+    if code is not None:
+        hit = _parameter_cache.get(code)
+        if hit is not None:
+            return list(hit)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if code is not None and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__"):
+        _parameter_cache[code] = tuple(params)
+    return params
+
+
 def bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
     """The positional order of the tensor arguments and the name of the params argument."""
-    try:
-        params_list = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    params_list = _parameters(fn)
+    if params_list is None:
         return names, "params" if has_params else None
     positional = [p.name for p in params_list
                   if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
@@ -188,6 +209,11 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
         # An argument error is the caller's: point at the trace(...) call.
         raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
 
+    with gc_paused():
+        return _capture(fn, specs, order, params, params_name, mode, example, hints, size_branch, symbolic, loc)
+
+
+def _capture(fn, specs, order, params, params_name, mode, example, hints, size_branch, symbolic, loc) -> Graph:
     graph = Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda"))
     tracer = Tracer(graph, mode, example)
     if symbolic:

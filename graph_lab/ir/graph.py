@@ -52,10 +52,11 @@ class Node:
         """Static attributes (axis, shape, constant value, ...), normalized by the op's bind rule."""
         self.loc = loc
         """The user's source line that made this node, if known."""
-        self._inputs: tuple[Value, ...] = ()
-        self.outputs = tuple(Value(t, self, i) for i, t in enumerate(out_types))
+        self.outputs = tuple([Value(t, self, i) for i, t in enumerate(out_types)])
         """The values this node defines."""
-        self.inputs = tuple(inputs)
+        self._inputs: tuple[Value, ...] = tuple(inputs)
+        for v in self._inputs:  # (what the ``inputs`` setter does, for a node that had none)
+            v.users.append(self)
 
     @property
     def inputs(self) -> tuple[Value, ...]:

@@ -18,7 +18,7 @@ from .base import Op, OpDef, broadcast_shapes, probe_dtype, register
 def _elementwise_infer(op: Op, fn):
     def infer(types, attrs):
         shape = broadcast_shapes(op, types)
-        dtype = probe_dtype(fn, types, tuple(sorted(attrs.items())), **attrs)
+        dtype = probe_dtype(fn, types, tuple(sorted(attrs.items())) if attrs else (), **attrs)
         return (TensorType(dtype, shape),)
     return infer
 

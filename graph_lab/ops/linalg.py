@@ -15,9 +15,10 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
         raise OpError("matmul: operands must have at least one dimension (use mul for scalars)")
     a2 = (1,) + a if len(a) == 1 else a
     b2 = b + (1,) if len(b) == 1 else b
-    same_size("matmul", a2[-1], b2[-2], f"matmul: inner dimensions differ: {_shape_text(a)} @ {_shape_text(b)} "
-                                        f"({a2[-1]} != {b2[-2]}); the last dimension of the left operand must "
-                                        f"equal the second-to-last of the right one")
+    if not a2[-1] == b2[-2]:  # (the message is made only when needed)
+        same_size("matmul", a2[-1], b2[-2],
+                  f"matmul: inner dimensions differ: {_shape_text(a)} @ {_shape_text(b)} ({a2[-1]} != {b2[-2]}); "
+                  f"the last dimension of the left operand must equal the second-to-last of the right one")
     try:
         batch = broadcast("matmul", a2[:-2], b2[:-2])
     except ValueError:

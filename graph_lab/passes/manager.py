@@ -113,6 +113,8 @@ def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verif
 
 
 def _log(report: PassReport, to_stdout: bool) -> None:
+    if not to_stdout and not logs.on("passes"):
+        return
     text = "\n".join([str(report)] + [f"  {line}" for line in report.changes])
     if to_stdout:
         print(text)

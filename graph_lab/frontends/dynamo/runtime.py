@@ -236,9 +236,11 @@ class CompiledFunction:
             if self.fullgraph:
                 raise GraphBreak(f"fullgraph=True but capture of {self.fn.__qualname__} breaks at {seg.break_loc} "
                                  f"({seg.break_instruction}): {seg.break_reason}. {seg.break_hint}")
-        logs.emit("graphs", f"graph of {self.fn.__qualname__} from offset {offset}:\n{seg.graph}")
-        for g in seg.guards.guards:
-            logs.emit("guards", f"guard: {g.describe()}")
+        if logs.on("graphs"):
+            logs.emit("graphs", f"graph of {self.fn.__qualname__} from offset {offset}:\n{seg.graph}")
+        if logs.on("guards"):
+            for g in seg.guards.guards:
+                logs.emit("guards", f"guard: {g.describe()}")
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
