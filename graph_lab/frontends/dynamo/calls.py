@@ -15,6 +15,7 @@ import types
 import numpy as np
 
 from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op
+from .. import control
 from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var
@@ -24,6 +25,9 @@ from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemS
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
                      is_internal_function, is_namedtuple, is_user_object)
+
+
+CONTROL_FLOW = frozenset({control.cond, control.while_loop, control.fori_loop, control.scan})
 
 
 class CallCapture:
@@ -72,6 +76,8 @@ class CallCapture:
             raise BreakGraph("StopIteration raised while capturing")
         if f in TYPE_ONLY_BUILTINS:
             return self._type_only(f, args, kwargs)
+        if f in CONTROL_FLOW:
+            return self._control_flow(frame, fn, args, kwargs)
         if self._has_callback(args, kwargs) and not (isinstance(f, types.FunctionType) and not
                                                      is_internal_function(f)):
             raise BreakGraph(f"{getattr(f, '__name__', f)} is given a Python function to call, which it would "
@@ -230,6 +236,39 @@ class CallCapture:
         if isinstance(result, DICT_VIEWS):
             self.dict_views[id(result)] = (owner_var, name)
         return self.created(result)
+
+    def _control_flow(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
+        """``F.cond``, ``F.while_loop``, ``F.fori_loop``, ``F.scan``: run with each Python function it is given
+        replaced by one that captures that function's bytecode in this capture, as an inlined call is captured.
+        Given stand-ins, the op traces each function into a region of one control-flow node, so its ops are
+        recorded there, and what it reads from globals, closures and attributes is guarded as anywhere else;
+        given numbers known now, it runs the Python branch or loop, inlined. Whatever cannot be captured inside
+        (a print, a branch on a tensor's value) makes the whole call a graph break, run as Python."""
+        if fn.source is not None:
+            self.guard(fn)
+
+        def raw(v: Var):
+            if not self._has_callback([v], {}):
+                return self.use(v)
+            target, bound_self, self_source, func_source = self._python_callable(v)
+            if target is None:
+                raise BreakGraph(f"{type(v.value).__name__} object given to {fn.value.__name__} is not a Python "
+                                 f"function graph_lab can capture", "it runs as ordinary Python between two graphs")
+            return self._captured_function(frame, target, bound_self, self_source, func_source)
+
+        return self.created(self._run(fn.value, [raw(v) for v in args], {k: raw(v) for k, v in kwargs.items()}))
+
+    def _captured_function(self, frame: Frame, target: types.FunctionType, bound_self, self_source, func_source):
+        def captured(*values):
+            first = [Var(bound_self, self_source)] if bound_self is not None else []
+            return self.use(self.inline(frame, target, first + [self.created(v) for v in values], {}, func_source))
+
+        try:  # the region's inputs are named after the function's parameters
+            params = list(inspect.signature(target).parameters.values())
+            captured.__signature__ = inspect.Signature(params[1:] if bound_self is not None else params)
+        except (TypeError, ValueError):
+            pass
+        return captured
 
     def _python_callable(self, fn: Var):
         """(function to inline, bound self, source of self, source of the function) or Nones."""
