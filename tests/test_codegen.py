@@ -197,3 +197,36 @@ def test_python_numbers_passed_as_0d_arrays_give_numpy_s_bits(op, dtype):
         assert (len(zero_d) == 2) == expect, (dtype, op, c, zero_d)
         if expect:
             assert "consts[" in cg.source and "as a 0-d" in cg.source
+
+
+def test_symbolic_graphs_run_as_codegen_and_check_their_shape_guards():
+    def fn(x, y):
+        return np.tanh(x) * y[: x.shape[0]] + x.shape[0]
+
+    g = trace(fn, {"x": ("N", 3), "y": ("M", 3)}, example={"x": np.ones((4, 3)), "y": np.ones((6, 3))})
+    for backend in ("codegen", "fused", "auto"):
+        cg = compile_graph(g, backend)
+        assert cg.backend == "codegen" and "s0 = inputs[" in cg.source
+        for n, m in [(2, 5), (4, 6), (7, 9)]:
+            x, y = RNG.standard_normal((n, 3)), RNG.standard_normal((m, 3))
+            assert_bits(cg(x, y), run(g, {"x": x, "y": y}), f"{backend} N={n} M={m}")
+            assert_bits(cg(x, y), [fn(x, y)], f"{backend} vs eager")
+        with pytest.raises(GraphInputError) as compiled_error:
+            cg(np.ones((5, 3)), np.ones((2, 3)))  # a shape guard of the capture: M >= N
+        with pytest.raises(GraphInputError) as run_error:
+            run(g, {"x": np.ones((5, 3)), "y": np.ones((2, 3))})
+        assert str(compiled_error.value) == str(run_error.value)
+
+
+def test_graphs_with_regions_run_as_codegen():
+    def fn(x, w):
+        return F.cond(x.sum() > 0, lambda h: np.tanh(h @ w), lambda h: -h, x)
+
+    g = trace(fn, {"x": (2, 3), "w": (3, 3)})
+    w = RNG.standard_normal((3, 3))
+    for backend in ("codegen", "fused"):
+        cg = compile_graph(g, backend)
+        assert cg.backend == "codegen" and "impl_cond(" in cg.source
+        assert ("ran as codegen: it has control-flow regions" in cg.explain()) == (backend == "fused")
+        for x in (np.ones((2, 3)), -np.ones((2, 3))):
+            assert_bits(cg(x, w), run(g, {"x": x, "w": w}), backend)

@@ -149,8 +149,9 @@ def test_demo5_scenarios_of_the_note(demos):
     m = find_line(demos[5], r"加速比：小模型 ([\d.]+)x，计算密集 ([\d.]+)x，内存密集 ([\d.]+)x，动态控制流 ([\d.]+)x")
     assert [float(v) for v in m.groups()] == speedups
     small, dense, memory, dynamic = speedups
-    assert memory > 1.5 * small, "the memory-bound chain gains far more than the tiny model"
-    assert dynamic < 0.7, "a graph break per loop turn makes the compiled function slower than eager"
+    # (timings are not asserted: what the text says of each figure must agree with the figure printed)
+    slower = find_text(demos[5], r"回到\s*Python，(比直接\s*eager\s*还慢|省下的很少)").group(1)
+    assert (slower != "省下的很少") == (dynamic < 1)
     assert table.rows[3][6] == "永远不回本"
     best = find_text(demos[5], r"这次收益最大的一行是「(.+?)」").group(1)
     names = ["小模型", "计算密集", "内存密集", "动态控制流"]

@@ -32,6 +32,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
+from ..ir.sizes import is_symbolic_graph
+from ..ir.symbolic import FUNCTIONS
 from ..ops import SOURCE_OPS, Op, opdef
 from . import pycode
 from .options import MIN_BUFFER_BYTES
@@ -267,13 +269,14 @@ class Generated:
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
     scalars = scalar_operands(graph)
     plain = pycode.generate(graph, out_statement(None, scalars))
-    plan = plan_buffers(graph, node_steps(graph), min_bytes)
+    # (a symbolic graph's buffer sizes are known only at run time: it gets no plan)
+    plan = BufferPlan() if is_symbolic_graph(graph) else plan_buffers(graph, node_steps(graph), min_bytes)
     reusing = pycode.generate(graph, out_statement(plan, scalars)) if plan.out else plain
     return Generated(plain, reusing, plan)
 
 
 def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
     """``forward(inputs, params, consts)`` from generated source (checked by ``pycode`` to hold no user text)."""
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **code.impls, **(extra or {})}
+    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
     exec(compile(code.source, pycode.FILENAME, "exec"), namespace)
     return namespace["forward"]

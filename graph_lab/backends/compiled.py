@@ -24,7 +24,7 @@ from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
 from ..passes.manager import PassReport, run_pipeline
-from ..ir.sizes import is_symbolic_graph
+from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
 from .options import MIN_BUFFER_BYTES
 from .interpret import bind_inputs, prepare
@@ -148,8 +148,12 @@ class CodegenGraph(CompiledGraph):
     """Straight-line NumPy source with ``out=`` buffer reuse (see ``codegen``)."""
 
     def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = MIN_BUFFER_BYTES,
-                 generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen"):
+                 generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen",
+                 why: str = ""):
         super().__init__(graph, backend, pipeline, reports)
+        self.why = why
+        """Why another requested backend left this graph to codegen ('' when it was asked for)."""
+        symbolic = is_symbolic_graph(graph)
         self.generated = generated or codegen.generate(graph, min_bytes)
         self._line_nodes = self.generated.reusing.line_nodes
         plain = codegen.compile_source(self.generated.plain, extra)
@@ -159,9 +163,18 @@ class CodegenGraph(CompiledGraph):
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
         default_params = self._params
-        self.direct = (plain, consts_plain) if reusing is plain else None
-        """``(function, consts)`` when no line reuses a buffer: ``function(inputs, params, consts)`` is the whole
-        run, for any inputs (compile()'s fast path calls it directly)."""
+        self.direct = (plain, consts_plain) if reusing is plain and not symbolic else None
+        """``(function, consts)`` when no line reuses a buffer and no size is symbolic: ``function(inputs, params,
+        consts)`` is the whole run, for any inputs (compile()'s fast path calls it directly)."""
+
+        if symbolic:  # the sizes are bound, and the shape guards checked, on every call (as run does)
+            names = self.input_names
+
+            def forward(inputs, params):
+                checked_sizes(graph, dict(zip(names, inputs)))
+                return plain(inputs, params, consts_plain)
+            self._forward = forward
+            return
 
         def forward(inputs, params):
             for i in array_inputs:
@@ -179,17 +192,19 @@ class CodegenGraph(CompiledGraph):
 
     def _explain_backend(self) -> list[str]:
         plan = self.generated.plan
+        if self.why:
+            return [f"  ran as codegen: {self.why}"]
         lines = [f"  buffer reuse: {len(plan.out)} lines write into dead buffers "
                  f"({plan.reused_bytes / 1e6:.2f} MB of allocation saved per call)"]
         return lines + [f"    {line}" for line in plan.describe(self.graph)]
 
 
-def _not_generated_yet(graph: Graph) -> str:
-    """Why codegen and fused cannot take ``graph`` yet, or ''."""
+def _not_fused_yet(graph: Graph) -> str:
+    """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''."""
     if is_symbolic_graph(graph):
-        return "its sizes are symbolic (codegen and fused kernels are written for static shapes)"
+        return "its sizes are symbolic (fused kernels are written for static shapes)"
     if any(node.regions for node in graph.nodes):
-        return "it has control-flow regions (codegen and fused kernels handle straight-line graphs)"
+        return "it has control-flow regions (fused kernels are made for straight-line graphs)"
     return ""
 
 
@@ -205,11 +220,12 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
-    unsupported = _not_generated_yet(optimized)
-    if unsupported:  # codegen and fused generate code for static, region-free graphs only (so far)
-        return InterpretedGraph(optimized, passes, reports, why=unsupported)
+    min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES
     if backend == "codegen":
-        return CodegenGraph(optimized, passes, reports, options.min_buffer_bytes if options else MIN_BUFFER_BYTES)
+        return CodegenGraph(optimized, passes, reports, min_bytes)
+    unsupported = _not_fused_yet(optimized)
+    if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
+        return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
     from .fused import compile_fused
     return compile_fused(optimized, passes, reports, options, auto=backend == "auto")
 
