@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 import warnings
 
@@ -258,3 +259,86 @@ def test_kernel_source_holds_only_what_the_generator_writes():
 
 def test_the_cache_used_by_these_tests_is_private():
     assert stat.S_IMODE(os.lstat(KERNEL_CACHE).st_mode) == 0o700
+
+
+# --- a sum or mean ending a group: NumPy's pairwise summation, bit for bit
+
+
+def reductions(x, b):
+    return ((x * 2.0 + b) * x).sum(axis=-1), (x * x).mean(axis=-1, keepdims=True), (x - 1.0).sum()
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_sums_and_means_are_numpy_s_bit_for_bit(dtype):
+    lengths = list(range(1, 140, 3)) + [255, 256, 257, 1000, 1024, 4099, 9000]
+    for n in lengths:
+        rows = 3 if n < 2000 else 2
+        g = trace(reductions, {"x": ((rows, n), dtype), "b": ((n,), dtype)})
+        x = (RNG.standard_normal((rows, n)) * 10 ** RNG.uniform(-3, 3, (rows, n))).astype(dtype)
+        b = RNG.standard_normal(n).astype(dtype)
+        for threads in (1, 2):
+            compiled = compile_graph(g, "fused", options=dataclasses.replace(ALWAYS, max_threads=threads))
+            assert [n_.op for grp in compiled.kernels for n_ in grp.nodes][-1] == "sum"
+            assert len(compiled.kernels) == 3 and "pw(" in compiled.kernel_source
+            got = compiled(x, b)
+            assert_bits(got, run(g, {"x": x, "b": b}), f"{dtype} n={n} threads={threads}")
+            assert_bits(got, [np.asarray(r) for r in reductions(x, b)], f"{dtype} n={n} vs eager")
+
+
+@needs_compiler
+def test_fused_reductions_propagate_nan_inf_and_zeros_as_numpy():
+    g = trace(reductions, {"x": ((4, 16), "float32"), "b": ((16,), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    x = np.zeros((4, 16), np.float32)
+    x[0, 3], x[1, 5], x[2, :] = np.nan, np.inf, -0.0
+    x[3, 1], x[3, 2] = np.inf, -np.inf
+    b = -np.zeros(16, np.float32)
+    with np.errstate(all="ignore"):
+        assert_bits(compiled(x, b), run(g, {"x": x, "b": b}), "nan, inf, -0.0")
+
+
+@needs_compiler
+def test_reductions_that_are_not_fused_say_why():
+    def fn(x):
+        h = x * 2.0
+        return h.sum(axis=0), (x + 1.0).sum(axis=-1), h  # h is read twice; axis 0 is not the inner loop
+
+    g = trace(fn, {"x": ((8, 32), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    text = compiled.partition.text()
+    assert text.count("only if nothing else reads the value it reduces") == 1
+    assert re.search(r"%\d+ sum\s+-> kernel \d", text)  # (x + 1).sum(-1)
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    assert_bits(compiled(x), run(g, {"x": x}), "mixed")
+
+    def last_axis_of_a_column_group(x, c):
+        return (x * c).sum(axis=0)  # c is [N, 1]: lines up with rows, not with the reduced axis 0
+
+    g = trace(last_axis_of_a_column_group, {"x": ((8, 32), "float64"), "c": ((8, 1), "float64")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    assert "it reduces the last axis or all axes" in compiled.partition.text()
+
+
+@needs_compiler
+def test_a_fused_reduction_with_libm_is_within_the_ulp_table():
+    def softmax_denominator(x):
+        return np.exp(x - 1.0).sum(axis=-1)
+
+    g = trace(softmax_denominator, {"x": ((64, 300), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    x = RNG.standard_normal((64, 300)).astype(np.float32)
+    want = softmax_denominator(x)
+    # each term within the exp row of the ulp table, all positive: the sum is within as many ulps of itself
+    np.testing.assert_allclose(compiled(x)[0], want, rtol=FUNCTION_ULP["float32"]["exp"] * np.finfo(np.float32).eps)
+
+
+@needs_compiler
+def test_the_cost_model_fuses_a_large_row_reduction_and_not_a_small_one():
+    def sum_of_squares(x):
+        return (x * x).sum(axis=-1)
+
+    big, (decision,) = decision_for(sum_of_squares, (4096, 1024))
+    assert decision.fuse and big.kernels and big.kernels[0].reduce is not None
+    small, (decision,) = decision_for(sum_of_squares, (4, 8))
+    assert not decision.fuse and not small.kernels

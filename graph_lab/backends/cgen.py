@@ -192,6 +192,8 @@ class KernelSpec:
     """True: rows x inner loop (some operand broadcasts along one of them); False: one flat loop."""
     literals: dict[Value, object] = field(default_factory=dict)
     """Operands written into the source as numbers (weak Python scalars, one-element constants)."""
+    reduce: Node | None = None
+    """A ``sum`` or ``mean`` over the inner loop (one result per row) ending the group, or None."""
 
 
 def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
@@ -215,6 +217,8 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
         params.append(f"{C_TYPES[v.type.dtype]}* restrict out{k}")
     used_math: set[str] = set()
     for n, node in enumerate(spec.nodes):
+        if node is spec.reduce:
+            continue
         ctype = C_TYPES[node.output.type.dtype]
         operand_type = C_TYPES[compute_dtype(node)]
         operands = []
@@ -238,9 +242,12 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
         body.append(f"{ctype} t{n} = ({ctype}){expression};")
         names[node.output] = f"t{n}"
     for k, v in enumerate(spec.outputs):
-        body.append(f"out{k}[{'i * inner + j' if spec.two_d else 'j'}] = {names[v]};")
+        if spec.reduce is None or v is not spec.reduce.output:
+            body.append(f"out{k}[{'i * inner + j' if spec.two_d else 'j'}] = {names[v]};")
 
     lines = []
+    if spec.reduce is not None:
+        return _reduction_kernel(spec, params, row_setup, body, names, used_math, vector_math)
     if spec.two_d:
         lines.append("  for (int64_t i = begin; i < end; i++) {")
         lines += [f"    {s}" for s in row_setup]
@@ -261,6 +268,73 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
     name = "k_" + hashlib.sha256((signature + text + str(vector_math)).encode()).hexdigest()[:20]
     kernel = CKernel(name, declarations, f"void {name}{signature} {{\n{text}\n}}\n",
                      len(spec.inputs), len(spec.outputs), spec.two_d)
+    check_c_source(kernel.translation_unit())
+    return kernel
+
+
+# NumPy's pairwise summation, as its add.reduce inner loop runs it on a row (numpy/_core/src/umath/
+# loops_utils.h.src): below 8 elements one by one from 0; up to 128, eight running sums combined in a fixed
+# tree and the rest added one by one; above, split in two at a multiple of 8 and the halves added. A kernel
+# follows the same tree, computing each leaf's elements into a block of 128 on the stack, so its sum is NumPy's
+# bit for bit and the summed values never go through memory. (tests/test_fused.py checks it on every length.)
+PAIRWISE_LEAF = """static {t} gl_leaf_sum_{s}(const {t}* a, int64_t n) {{
+  if (n < 8) {{
+    {t} res = 0;
+    for (int64_t i = 0; i < n; i++) res += a[i];
+    return res;
+  }}
+  {t} r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5], r6 = a[6], r7 = a[7];
+  int64_t i;
+  for (i = 8; i < n - (n % 8); i += 8) {{
+    r0 += a[i]; r1 += a[i + 1]; r2 += a[i + 2]; r3 += a[i + 3];
+    r4 += a[i + 4]; r5 += a[i + 5]; r6 += a[i + 6]; r7 += a[i + 7];
+  }}
+  {t} res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+  for (; i < n; i++) res += a[i];
+  return res;
+}}"""
+PAIRWISE_BLOCK = 128
+
+
+def _reduction_kernel(spec: KernelSpec, params, row_setup, body, names, used_math, vector_math) -> "CKernel":
+    """``fill`` computes elements j0 .. j0 + n of row i (and writes the group's other outputs); ``pw`` follows
+    NumPy's summation tree over the row, filling a block at each leaf; the kernel sums each row of its range."""
+    node = spec.reduce
+    v = node.inputs[0]
+    ctype = C_TYPES[v.type.dtype]
+    suffix = "f" if ctype == "float" else "d"
+    out = next(k for k, o in enumerate(spec.outputs) if o is node.output)
+    pointers = [p.split()[-1] for p in params[3:]]
+    pointer_params = ", ".join(params[3:])
+    fill = [f"static inline void KNAME_fill(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
+            f"{ctype}* restrict buf) {{"]
+    fill += [f"  {line}" for line in row_setup]
+    fill += ["  #pragma omp simd", "  for (int64_t jj = 0; jj < n; jj++) {", "    int64_t j = j0 + jj;"]
+    fill += [f"    {line}" for line in body] + [f"    buf[jj] = {names[v]};", "  }", "}"]
+    args = ", ".join(pointers)
+    pw = [f"static {ctype} KNAME_pw(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}) {{",
+          f"  if (n <= {PAIRWISE_BLOCK}) {{",
+          f"    {ctype} buf[{PAIRWISE_BLOCK}];",
+          f"    KNAME_fill(i, j0, n, inner, {args}, buf);",
+          f"    return gl_leaf_sum_{suffix}(buf, n);",
+          "  }",
+          "  int64_t n2 = n / 2;",
+          "  n2 -= n2 % 8;",
+          f"  return KNAME_pw(i, j0, n2, inner, {args}) + KNAME_pw(i, j0 + n2, n - n2, inner, {args});",
+          "}"]
+    total = f"(({ctype})0 + KNAME_pw(i, 0, inner, inner, {args}))"  # NumPy starts from the identity, 0
+    if node.op == Op.MEAN:  # np.mean divides the sum by the count in double, then rounds to the dtype
+        total = f"({ctype})((double){total} / (double)inner)"
+    main = ["  for (int64_t i = begin; i < end; i++) {", f"    out{out}[i] = {total};", "  }"]
+    signature = f"({', '.join(params)})"
+    text = "\n".join(fill + [""] + pw) + "\n"
+    declarations = tuple(declaration(f, t, vector_math) for f in sorted(used_math)
+                         for t in ("float", "double") if f"{c_function(f, t)}(" in text)
+    declarations += (PAIRWISE_LEAF.format(t=ctype, s=suffix),)
+    name = "k_" + hashlib.sha256((signature + text + "\n".join(main) + str(vector_math)).encode()).hexdigest()[:20]
+    definition = text.replace("KNAME", name) + f"\nvoid {name}{signature} {{\n" + "\n".join(main).replace(
+        "KNAME", name) + "\n}\n"
+    kernel = CKernel(name, declarations, definition, len(spec.inputs), len(spec.outputs), True)
     check_c_source(kernel.translation_unit())
     return kernel
 
@@ -295,7 +369,7 @@ def declaration(function: str, ctype: str, vector_math: bool) -> str:
 
 
 PRELUDE = "#include <stdint.h>\n"
-_SAFE_C = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[]{},.;:=+-*/<>!?&|^#\n")
+_SAFE_C = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[]{},.;:=+-*/%<>!?&|^#\n")
 
 
 def check_c_source(source: str) -> None:

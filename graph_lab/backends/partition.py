@@ -52,6 +52,10 @@ class Group:
     """The cost model's decision (set by the backend)."""
     kernel: cgen.CKernel | None = None
     """The generated C function, once the group is fused."""
+    reduce: Node | None = None
+    """A ``sum`` or ``mean`` of one of the group's values that ends the group (see ``attach_reductions``)."""
+    reduce_split: int = 0
+    """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
 
     @property
     def values(self) -> set:
@@ -71,6 +75,8 @@ class Group:
 
     def split(self) -> int | None:
         """Rows x inner split used by the kernel (the largest inner loop), or None for one flat loop."""
+        if self.reduce is not None:  # one row per reduced result
+            return self.reduce_split
         if all(_pattern(v.type.shape, self.shape, 1) in ("full", "scalar") for v in self.inputs):
             return None
         return min(self.splits)
@@ -79,7 +85,8 @@ class Group:
         p = self.split()
         inputs = [cgen.KernelInput(v, _pattern(v.type.shape, self.shape, p if p is not None else 0))
                   for v in self.inputs]
-        return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals))
+        return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
+                               self.reduce)
 
     def cost(self, graph: Graph) -> GroupCost:
         def nbytes(v: Value) -> int:
@@ -221,9 +228,65 @@ def partition(graph: Graph) -> Partition:
             groups.append(joined)
         _add(joined, node)
         group_of[id(node)] = joined
+    attach_reductions(graph, group_of, reasons, position)
     for i, grp in enumerate(groups):
         grp.index = i
     return Partition(graph, groups, reasons)
+
+
+REDUCIBLE = frozenset({Op.SUM, Op.MEAN})
+
+
+def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[int, str],
+                      position: dict[int, int]) -> None:
+    """End a group with a ``sum`` or ``mean`` of one of its values, over the last axis or all axes: the kernel
+    computes each row's elements into a scratch row, then sums it the way NumPy's own reduction loop does
+    (``cgen.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit for bit."""
+    for node in graph.nodes:
+        if node.op not in REDUCIBLE:
+            continue
+        v = node.inputs[0]
+        grp = group_of.get(id(v.node))
+        if grp is None:
+            continue  # (its reason stays: no group computes its operand)
+        why = _why_not_reduce(graph, grp, node, position)
+        if why is not None:
+            reasons[id(node)] = f"a reduction fuses into the group that computes its operand only if {why}"
+            continue
+        ndim = v.type.ndim
+        grp.reduce_split = 0 if node.attrs["axis"] is None or ndim == 1 else ndim - 1
+        grp.splits = {grp.reduce_split}
+        grp.reduce = node
+        grp.nodes.append(node)
+        group_of[id(node)] = grp
+        reasons.pop(id(node), None)
+
+
+def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, int]) -> str | None:
+    v = node.inputs[0]
+    if grp.reduce is not None:
+        return "the group has no reduction yet"
+    if set(node.attrs) != {"axis", "keepdims"}:
+        return "it has no other attribute"
+    if node.output.type.dtype != v.type.dtype or v.type.dtype.kind != "f":
+        return "it keeps its float32 or float64 operand's dtype"
+    if v.type.size == 0:
+        return "it reduces at least one element"
+    if len(v.users) != 1 or any(out is v for out in graph.outputs):
+        return "nothing else reads the value it reduces"
+    ndim, axes = v.type.ndim, node.attrs["axis"]
+    if axes is None or axes == tuple(range(ndim)):
+        if not all(_pattern(u.type.shape, grp.shape, 1) in ("full", "scalar") for u in grp.inputs):
+            return "(over all axes) every operand of the group is whole arrays or single elements"
+    elif axes != (ndim - 1,) or ndim - 1 not in grp.splits and grp.split() is not None:
+        return "it reduces the last axis or all axes, and the group's operands line up with that axis"
+    members = {id(n) for n in grp.nodes}
+    here = position[id(node)]
+    for member in grp.nodes:  # the kernel now runs at the reduction: every value of the group must wait
+        for out in member.outputs:
+            if any(id(u) not in members and u is not node and position[id(u)] < here for u in out.users):
+                return "no value of the group is read outside it before the reduction"
+    return None
 
 
 def _external(grp: Group, node: Node) -> list[Value]:
