@@ -15,8 +15,8 @@ def demos(tmp_path_factory) -> dict[int, list[str]]:
     return run_lecture(tmp_path_factory.mktemp("lecture05"), "05_guards.py")
 
 
-def test_six_demos(demos):
-    assert sorted(demos) == [1, 2, 3, 4, 5, 6]
+def test_seven_demos(demos):
+    assert sorted(demos) == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_demo1_counts_recorded_instructions(demos):
@@ -62,6 +62,11 @@ def test_demo4_branch_is_two_graphs_and_exact(demos):
     m = find_line(demos[4], r"explain：(\d+) 张图，(\d+) 次 graph break")
     assert (m.group(1), m.group(2)) == ("2", "1")
     assert find_text(demos[4], r"每次调用运行\s*(\d+)\s*张图").group(1) == "2"
+    m = find_line(demos[4], r"改用 F.cond 写：(\d+) 张图，(\d+) 次 graph break，图里的控制流节点 \['cond'\]；编译 (\d+) 次，"
+                            r"正负输入都和 eager 逐位相同：(.)")
+    assert m.groups() == ("1", "0", "1", "是")
+    obs = find_text(demos[4], r"于是只有\s*(\d+)\s*张图、(\d+)\s*次\s*graph\s*break")
+    assert obs.groups() == ("1", "0")
 
 
 def test_demo5_side_effect_every_call(demos):
@@ -78,3 +83,20 @@ def test_demo6_explain_and_recompile_limit(demos):
     m = find_line(demos[6], r"recompile_limit=3：编译 (\d+) 次，警告 (\d+) 次，之后 eager 运行；结果都正确：(.)")
     assert m.group(1) == "4" and m.group(2) == "1" and m.group(3) == "是"
     assert find_text(demos[6], r"编译器发出\s*(\d+)\s*次警告").group(1) == m.group(2)
+
+
+def test_demo7_cache_hit_cost(demos):
+    (table,) = read_tables(demos[7])
+    us = {r[0]: float(r[1]) for r in table.rows}
+    e, f, g = us["eager NumPy"], us["compile：快速路径"], us["compile：通用路径"]
+    for row, value in zip(table.rows, (e, f, g)):  # (ratios of the unrounded times)
+        assert abs(float(row[2].rstrip("x")) - value / e) <= 0.01 * value / e + 0.01
+    m = find_line(demos[7], r"快速路径里有 (\d+) 个 guard 检查；三种方式结果逐位相同：(.)")
+    assert int(m.group(1)) >= 3 and m.group(2) == "是"
+    assert find_text(demos[7], r"按顺序检查\s*(\d+)\s*个\s*guard").group(1) == m.group(1)
+    text = find_text(demos[7], r"每次\s*([\d.]+)\s*us；快速路径\s*([\d.]+)\s*us，快\s*([\d.]+)\s*倍，(比\s*eager\s*还快|是\s*eager\s*的\s*([\d.]+)x)")
+    assert (float(text.group(1)), float(text.group(2))) == (g, f)
+    assert abs(float(text.group(3)) - g / f) <= 0.1 + 1e-9  # (the text divides the unrounded times)
+    assert (text.group(4).startswith("比")) == (f < e) or abs(f - e) < 0.1
+    source = [line for line in demos[7] if line.startswith(("def make(", "    def __call__("))]
+    assert len(source) == 2  # the generated function is printed
