@@ -239,7 +239,10 @@ def test_without_avx2_the_baseline_flags_still_work(monkeypatch, tmp_path):
     tools = find_toolchain()
     assert "-mavx2" not in tools.flags and "-ffp-contract=off" in tools.flags
     monkeypatch.setattr(toolchain, "cpu_flags", lambda: {"avx2", "fma", "sse2"})
-    assert {"-mavx2", "-mfma"} <= set(find_toolchain().flags)
+    assert {"-mavx2", "-mfma"} <= set(find_toolchain().flags) and "-mavx512f" not in find_toolchain().flags
+    monkeypatch.setattr(toolchain, "cpu_flags", lambda: {"avx2", "fma", "avx512f", "avx512dq", "avx512vl",
+                                                         "avx512bw"})
+    assert {"-mavx2", "-mavx512f", "-mprefer-vector-width=512"} <= set(find_toolchain().flags)
     monkeypatch.setattr(toolchain, "cpu_flags", lambda: set())
     options = FusedOptions(cache_dir=tmp_path / "baseline", fuse="always", calibration=CALIBRATION)
     g = trace(w3, {"x": ((300,), "float64")})
