@@ -4,20 +4,23 @@ transform it, and run it.
 The public API, re-exported here and nothing else. Two subpackages are imported on their own (they are not
 needed to capture and run a graph): ``graph_lab.equivalence`` (check, counterexample, isomorphic,
 structural_hash) and ``graph_lab.testing`` (the random program generator and the ways registry).
+
+The bytecode frontend (``compile``, ``explain``), ``script``, the passes and backends (``compile_graph``,
+``run_pipeline``, ``simplify``, ``replace_pattern``, ``cond_to_select``), ``parse``, ``save``/``load`` and ``view``
+are imported on first use (``__getattr__`` below), so that ``import graph_lab`` loads only what capturing and
+running a graph needs.
 """
 
-from .backends.compiled import CompiledGraph, compile_graph
+import importlib
+
 from .backends.options import FusedFallbackWarning, FusedOptions
 from .backends.interpret import run
 from .backends.interpreter import Interpreter, Transformer
 from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
                      GraphParseError, GraphSaveError, OpError, ScriptError, TraceError, VerifyError)
 from .frontends import functional as F
-from .frontends.dynamo.explain import ExplainReport, explain
-from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
 from .frontends.lazy import LazyRunner
 from .frontends.make_graph import Spec, make_graph
-from .frontends.script import script
 from .frontends.symbols import SymFloat, SymInt
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
@@ -25,17 +28,10 @@ from .guards import GuardFailure, ShapeGuard, ValueGuard, check_guards, failing_
 from .logs import set_logs
 from .ir.builder import GraphBuilder
 from .ir.graph import Graph, Node, Value
-from .ir.parser import parse
-from .ir.serialize import load, save
 from .ir.shape_env import Dim
 from .ir.source import SourceLoc
 from .ir.types import TensorType
 from .ops import Op
-from .viewer import view
-from .passes.rewrite import replace_pattern
-from .passes.cond_to_select import cond_to_select
-from .passes.manager import PIPELINES, run_pipeline
-from .passes.simplify import simplify
 
 __all__ = [
     "F", "trace", "script", "make_graph", "Spec", "Dim", "SymInt", "SymFloat", "ShapeGuard",
@@ -48,3 +44,26 @@ __all__ = [
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
 __version__ = "0.1.0"
+
+_ON_FIRST_USE = {
+    "compile": "frontends.dynamo.runtime", "CompiledFunction": "frontends.dynamo.runtime",
+    "GraphBreak": "frontends.dynamo.runtime", "RecompileLimitWarning": "frontends.dynamo.runtime",
+    "explain": "frontends.dynamo.explain", "ExplainReport": "frontends.dynamo.explain",
+    "script": "frontends.script", "view": "viewer", "replace_pattern": "passes.rewrite",
+    "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
+    "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
+    "simplify": "passes.simplify", "parse": "ir.parser", "load": "ir.serialize", "save": "ir.serialize",
+}
+
+
+def __getattr__(name: str):
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graph_lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # (found directly from now on)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ON_FIRST_USE))
