@@ -199,3 +199,60 @@ def test_wrong_argument_counts_raise_as_eager_python():
         assert str(compiled_error.value) == str(eager_error.value)
     np.testing.assert_array_equal(cf(p=p, x=x), gelu_mlp(x, p), strict=True)
     np.testing.assert_array_equal(cf(x, p=p), gelu_mlp(x, p), strict=True)
+
+
+class Block:
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+    def forward(self, x, scale):
+        return (x @ self.w) * scale
+
+
+def test_compile_takes_callable_objects_and_bound_methods():
+    rng = np.random.default_rng(4)
+    block = Block(rng.standard_normal((3, 3)))
+    x = rng.standard_normal((2, 3))
+    for compiled, eager, args in [(graph_lab.compile(block, backend="codegen"), block, (x,)),
+                                  (graph_lab.compile(block.forward, backend="codegen"), block.forward, (x, 2.0))]:
+        for _ in range(3):
+            np.testing.assert_array_equal(compiled(*args), eager(*args), strict=True)
+        assert isinstance(compiled.__func__, CompiledFunction) and compiled.__self__ is block
+        assert compiled.captures == 1 and compiled.fast_path_source.startswith("def make(")
+    cf = graph_lab.compile(block, backend="codegen")
+    cf(x)
+    block.w = rng.standard_normal((3, 3))  # read through self on every call: the new weights are used
+    np.testing.assert_array_equal(cf(x), block(x), strict=True)
+    block.w = rng.standard_normal((4, 3))  # a new shape: the array guard on self.w misses, and it recompiles
+    np.testing.assert_array_equal(cf(np.ones((2, 4))), block(np.ones((2, 4))), strict=True)
+    assert cf.captures == 2
+    report = graph_lab.explain(block)(x[:, :3] @ np.ones((3, 4)))
+    assert report.graph_count == 1 and any("self.w" in g for g in report.guards)
+    assert graph_lab.explain(block.forward)(np.ones((2, 4)), 3.0).graph_count == 1
+    with pytest.raises(TypeError, match="takes a Python function, a bound method or an object"):
+        graph_lab.compile(Block)
+    with pytest.raises(TypeError):
+        graph_lab.compile(np.tanh)
+
+
+class Decorated:
+    def __init__(self, k):
+        self.k = k
+
+    @graph_lab.compile(backend="codegen")
+    def scaled(self, x):
+        return x * self.k + 1.0
+
+
+def test_compile_as_a_method_decorator_binds_like_a_function():
+    a, b = Decorated(2.0), Decorated(3)
+    x = np.arange(3.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(a.scaled(x), x * 2.0 + 1.0, strict=True)
+        np.testing.assert_array_equal(b.scaled(x), x * 3 + 1.0, strict=True)
+    assert isinstance(Decorated.scaled, CompiledFunction)
+    assert Decorated.scaled.captures == 2  # self.k is a float in one object and an int in the other

@@ -7,6 +7,7 @@ showing the order in which graphs, guards and the Python at the breaks run (Torc
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 
 from .runtime import CompiledFunction
@@ -56,12 +57,19 @@ class ExplainReport:
 
 
 def explain(fn):
-    """``explain(fn)(*args, **kwargs)`` -> ExplainReport (``fn`` may be a function or a compiled function)."""
+    """``explain(fn)(*args, **kwargs)`` -> ExplainReport (``fn`` may be anything ``compile`` takes, or what it
+    returned)."""
+    bound = ()
+    if isinstance(fn, types.MethodType):  # a bound method, or what compile() made of one or of a callable object
+        fn, bound = fn.__func__, (fn.__self__,)
+    elif not isinstance(fn, (types.FunctionType, CompiledFunction, type)) and \
+            isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+        fn, bound = type(fn).__call__, (fn,)
     target = fn.fn if isinstance(fn, CompiledFunction) else fn
 
     def run(*args, **kwargs) -> ExplainReport:
         cf = CompiledFunction(target)
-        cf(*args, **kwargs)
+        cf(*bound, *args, **kwargs)
         segments = [e.segment for e in cf.last_events]
         report = _report(target, segments)
         report.fast_path = cf.fast_path_source

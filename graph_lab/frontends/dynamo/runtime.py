@@ -7,6 +7,7 @@ from __future__ import annotations
 import dis
 import functools
 import inspect
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -56,7 +57,8 @@ class CompiledFunction:
 
     def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
         if not inspect.isfunction(fn):
-            raise TypeError(f"compile() takes a Python function, got {type(fn).__name__}")
+            raise TypeError(f"compile() takes a Python function, a bound method or an object whose class defines "
+                            f"__call__ in Python; got {type(fn).__name__}")
         self.fn = fn
         self.backend = backend
         self.fullgraph = fullgraph
@@ -94,6 +96,11 @@ class CompiledFunction:
             logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
 
     # --- calling
+
+    def __get__(self, obj, objtype=None):
+        """As a method (``@graph_lab.compile`` on a ``def`` in a class body), bound to its object as a function
+        would be; one compiled function serves every object, with guards on what it reads from ``self``."""
+        return self if obj is None else types.MethodType(self, obj)
 
     @property
     def last_events(self) -> list[CallEvent]:
@@ -391,9 +398,21 @@ class _Restart(Exception):
 
 
 def compile(fn=None, *, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
-    """Compile ``fn`` by symbolically running its bytecode (TorchDynamo-style); usable as a decorator."""
+    """Compile ``fn`` by symbolically running its bytecode (TorchDynamo-style); usable as a decorator.
+
+    ``fn`` is a Python function, a bound method (``compile(model.forward)``) or an object whose class defines
+    ``__call__`` in Python (``compile(model)``); for the last two the result is a bound method of the compiled
+    function (its ``__func__``), so ``self`` is an argument like any other: what the capture reads from it is
+    guarded."""
     if fn is None:
-        return lambda f: CompiledFunction(f, backend, fullgraph, dynamic, recompile_limit)
-    return CompiledFunction(fn, backend, fullgraph, dynamic, recompile_limit)
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                                 recompile_limit=recompile_limit)
+    options = (backend, fullgraph, dynamic, recompile_limit)
+    if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
+        return types.MethodType(CompiledFunction(fn.__func__, *options), fn.__self__)
+    call = getattr(type(fn), "__call__", None)
+    if not inspect.isfunction(fn) and not isinstance(fn, type) and inspect.isfunction(call):
+        return types.MethodType(CompiledFunction(call, *options), fn)
+    return CompiledFunction(fn, *options)
 
 
