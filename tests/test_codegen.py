@@ -3,6 +3,8 @@ outputs, non-contiguous inputs), parameters, errors, no user text in the source,
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -230,3 +232,67 @@ def test_graphs_with_regions_run_as_codegen():
         assert ("ran as codegen: it has control-flow regions" in cg.explain()) == (backend == "fused")
         for x in (np.ones((2, 3)), -np.ones((2, 3))):
             assert_bits(cg(x, w), run(g, {"x": x, "w": w}), backend)
+
+
+def test_buffers_kept_between_calls_never_change_a_returned_result():
+    def fn(x, w1, w2):
+        h = x @ w1                    # no dead buffer yet: a buffer kept between calls
+        g = np.tanh(h) * h + 1.0
+        return g @ w2, g.sum(axis=0)  # g itself is not returned, its reductions are fresh results
+
+    g = trace(fn, {"x": (64, 96), "w1": (96, 128), "w2": (128, 32)})
+    for backend in ("codegen", "fused"):
+        cg = compile_graph(g, backend)
+        assert cg.generated.plan.workspace and "kept between calls" in cg.source
+        first_inputs = [RNG.standard_normal(s) for s in ((64, 96), (96, 128), (128, 32))]
+        first = cg(*first_inputs)
+        kept = [a.copy() for a in first]
+        for _ in range(3):
+            others = [RNG.standard_normal(s) for s in ((64, 96), (96, 128), (128, 32))]
+            assert_bits(cg(*others), run(g, dict(zip(("x", "w1", "w2"), others))), backend)
+        assert_bits(first, kept, f"{backend}: a later call wrote into an earlier result")
+        assert_bits(first, run(g, dict(zip(("x", "w1", "w2"), first_inputs))), backend)
+
+
+def test_matmul_into_a_kept_buffer_gives_numpy_s_bits_for_any_operand_layout():
+    def fn(a, b, c):
+        return (a @ b + 1.0) @ c
+
+    g = trace(fn, {"a": (200, 150), "b": (150, 120), "c": (120, 90)})
+    cg = compile_graph(g, "codegen")
+    assert re.search(r"np\.matmul\(v0, v1, out=consts\[\d+\]\)", cg.source) and "kept between calls" in cg.source
+    for a, b, c in [(RNG.standard_normal((200, 150)), RNG.standard_normal((150, 120)), RNG.standard_normal((120, 90))),
+                    (RNG.standard_normal((150, 200)).T, RNG.standard_normal((120, 150)).T,  # not C-contiguous
+                     RNG.standard_normal((120, 90))),
+                    (np.asfortranarray(RNG.standard_normal((200, 150))), RNG.standard_normal((150, 120)),
+                     np.asfortranarray(RNG.standard_normal((120, 90))))]:
+        for _ in range(2):
+            assert_bits(cg(a, b, c), [fn(a, b, c)], "matmul layouts")
+
+
+def test_two_threads_calling_one_compiled_graph_get_their_own_results():
+    import threading
+
+    def fn(x, w):
+        return np.tanh(x @ w) @ w.T
+
+    g = trace(fn, {"x": (128, 256), "w": (256, 256)})
+    cg = compile_graph(g, "codegen")
+    assert cg.generated.plan.workspace
+    w = RNG.standard_normal((256, 256)) / 16
+    inputs = [RNG.standard_normal((128, 256)) for _ in range(8)]
+    expected = [fn(x, w) for x in inputs]
+    failures = []
+
+    def worker(k):
+        for _ in range(20):
+            for i in range(k, 8, 2):
+                if not np.array_equal(cg(inputs[i], w)[0], expected[i]):
+                    failures.append(i)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

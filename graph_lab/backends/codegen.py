@@ -63,7 +63,7 @@ class Step:
     fresh: bool
     """Its results are new C-ordered arrays (when its operands are C-ordered) sharing memory with nothing."""
     takes_out: str | None = None
-    """"ufunc" or "matmul" when the line may write into a given buffer."""
+    """"ufunc", "matmul" or "kernel" when the line may write into a given buffer."""
 
 
 @dataclass
@@ -74,12 +74,18 @@ class BufferPlan:
     """id(step node) -> the value whose array the line writes into."""
     reused_bytes: int = 0
     """Bytes of allocation saved per call."""
+    workspace: dict[int, tuple] = field(default_factory=dict)
+    """id(step node) -> (shape, dtype) of a buffer kept between calls that the line writes into: a large
+    intermediate for which no dead buffer is free (its memory is then reused by later lines like any other)."""
+    workspace_bytes: int = 0
 
     def describe(self, graph: Graph) -> list[str]:
         numbering = graph.numbering()
         by_id = {id(n): n for n in graph.nodes}
         return [f"{graph.node_text(by_id[i], numbering)} writes into the buffer of %{numbering[v]}"
-                for i, v in self.out.items()]
+                for i, v in self.out.items()] + \
+               [f"{graph.node_text(by_id[i], numbering)} writes into a buffer kept between calls"
+                for i in self.workspace]
 
 
 def node_steps(graph: Graph) -> list[Step]:
@@ -99,8 +105,10 @@ def _nbytes(v: Value) -> int:
     return v.type.size * v.type.dtype.itemsize
 
 
-def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES) -> BufferPlan:
-    """Give lines that can write into a buffer the buffer of a value nothing reads any more."""
+def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,
+                 workspace: bool = True) -> BufferPlan:
+    """Give lines that can write into a buffer the buffer of a value nothing reads any more, or (``workspace``)
+    a buffer kept between calls when none is free."""
     never = 1 << 60
     position = {id(s.node): i for i, s in enumerate(steps)}
     last_use: dict[Value, int] = {}
@@ -134,7 +142,10 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
     free: dict[tuple, list[Value]] = {}
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
-        if s.takes_out and out is not None and big_enough(out) and _operands_fit(s, out, c_order):
+        # (a matmul or a kernel writes a C-ordered result whatever its operands' layout; a ufunc's result order
+        # follows its operands', so it takes a buffer only when they all have its shape and C order)
+        if s.takes_out and out is not None and big_enough(out) and \
+                (s.takes_out != "ufunc" or _operands_fit(s, out, c_order)):
             key = (out.type.shape, out.type.dtype)
             buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
             if buffer is None and free.get(key):
@@ -142,6 +153,9 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
             if buffer is not None:
                 plan.out[id(s.node)] = buffer
                 plan.reused_bytes += _nbytes(out)
+            elif workspace and reusable(out):  # nothing dead to write into: a buffer kept between calls
+                plan.workspace[id(s.node)] = key
+                plan.workspace_bytes += _nbytes(out)
         for r in {r for v in s.inputs for r in roots[v]}:
             if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
                 free.setdefault((r.type.shape, r.type.dtype), []).append(r)
@@ -235,8 +249,12 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
     outs = plan.out if plan is not None else {}
     scalars = scalars or {}
 
+    kept = plan.workspace if plan is not None else {}
+
     def statement(node, ctx):
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
+        if id(node) in kept:
+            buffer = workspace_buffer(kept[id(node)], ctx)
         if buffer is None and zero_d is None:
             return None
         if zero_d is None:
@@ -250,9 +268,17 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
             comment += "".join(f"   {repr(a.item())} as a 0-d {a.dtype} array" for a in zero_d.values())
         if buffer is None:
             return f"{ctx.var(node.output)} = {call}", comment
-        code = f"{ctx.var(node.output)} = {call[:-1]}, out={ctx.var(buffer)})"
-        return code, f"{comment}   reuses {ctx.var(buffer)}"
+        target = buffer if isinstance(buffer, str) else ctx.var(buffer)
+        code = f"{ctx.var(node.output)} = {call[:-1]}, out={target})"
+        return code, f"{comment}   {'kept between calls' if isinstance(buffer, str) else 'reuses ' + target}"
     return statement
+
+
+def workspace_buffer(key: tuple, ctx) -> str:
+    """A buffer kept between calls, made now (``np.empty`` touches no memory until the first call writes it) and
+    passed to the generated code as a constant: ``consts[4]``."""
+    shape, dtype = key
+    return ctx.passed_in(np.empty(shape, dtype))
 
 
 @dataclass
@@ -271,7 +297,7 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
     plain = pycode.generate(graph, out_statement(None, scalars))
     # (a symbolic graph's buffer sizes are known only at run time: it gets no plan)
     plan = BufferPlan() if is_symbolic_graph(graph) else plan_buffers(graph, node_steps(graph), min_bytes)
-    reusing = pycode.generate(graph, out_statement(plan, scalars)) if plan.out else plain
+    reusing = pycode.generate(graph, out_statement(plan, scalars)) if plan.out or plan.workspace else plain
     return Generated(plain, reusing, plan)
 
 

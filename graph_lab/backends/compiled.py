@@ -16,6 +16,7 @@ values, except after the ``inference`` pipeline, which freezes them into the cod
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -176,6 +177,9 @@ class CodegenGraph(CompiledGraph):
             self._forward = forward
             return
 
+        kept = self.generated.plan.workspace
+        lock = threading.Lock()  # buffers kept between calls serve one call at a time
+
         def forward(inputs, params):
             for i in array_inputs:
                 if not inputs[i].flags.c_contiguous:
@@ -183,7 +187,14 @@ class CodegenGraph(CompiledGraph):
             if params is not default_params or not params_c:
                 if not all(p.flags.c_contiguous for p in params if isinstance(p, np.ndarray)):
                     return plain(inputs, params, consts_plain)
-            return reusing(inputs, params, consts_reusing)
+            if not kept:
+                return reusing(inputs, params, consts_reusing)
+            if not lock.acquire(blocking=False):  # another thread is in a call: this one allocates its own
+                return plain(inputs, params, consts_plain)
+            try:
+                return reusing(inputs, params, consts_reusing)
+            finally:
+                lock.release()
         self._forward = forward
 
     @property
@@ -195,7 +206,8 @@ class CodegenGraph(CompiledGraph):
         if self.why:
             return [f"  ran as codegen: {self.why}"]
         lines = [f"  buffer reuse: {len(plan.out)} lines write into dead buffers "
-                 f"({plan.reused_bytes / 1e6:.2f} MB of allocation saved per call)"]
+                 f"({plan.reused_bytes / 1e6:.2f} MB of allocation saved per call), {len(plan.workspace)} into "
+                 f"buffers kept between calls ({plan.workspace_bytes / 1e6:.2f} MB held)"]
         return lines + [f"    {line}" for line in plan.describe(self.graph)]
 
 

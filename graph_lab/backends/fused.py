@@ -104,7 +104,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
     pool = _second_thread() if threads > 1 else None
     middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
 
-    def call(*arrays):
+    def call(*arrays, out=None):
         keep = []
         for a, (shape, dtype) in zip(arrays, expected):
             if type(a) is not np.ndarray:
@@ -115,7 +115,8 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
-        results = [np.empty(shape, dtype) for shape, dtype in outputs]
+        # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen)
+        results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
         pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
         if pool is None or middle == 0:
             fn(0, total, *dims, *pointers)
@@ -145,7 +146,7 @@ class FusedGraph(CodegenGraph):
         if kernels:
             plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
             plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()))
-            reusing = pycode.generate(graph, _statement(graph, kernels, plan)) if plan.out else plain
+            reusing = pycode.generate(graph, _statement(graph, kernels, plan)) if plan.out or plan.workspace else plain
             generated = codegen.Generated(plain, reusing, plan)
         else:
             generated = codegen.generate(graph, options.min_buffer_bytes)  # exactly codegen's code
@@ -174,7 +175,9 @@ def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
         if g is None:
             steps.append(step)
         elif step.node is g.nodes[-1]:
-            steps.append(codegen.Step(step.node, tuple(g.inputs), tuple(g.outputs(graph)), True, None))
+            outputs = tuple(g.outputs(graph))
+            steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True,
+                                      "kernel" if len(outputs) == 1 else None))
     return steps
 
 
@@ -191,8 +194,14 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
         outs = ", ".join(ctx.var(v) for v in g.outputs(graph))
         args = ", ".join(ctx.var(v) for v in g.inputs)
         threads = g.decision.threads if g.decision else 1
-        return (f"{outs} = kernel{g.index}({args})",
-                f"kernel {g.index}: {len(g.nodes)} ops fused, {threads} thread{'s' if threads > 1 else ''}")
+        comment = f"kernel {g.index}: {len(g.nodes)} ops fused, {threads} thread{'s' if threads > 1 else ''}"
+        if id(node) in plan.workspace:
+            args += f", out={codegen.workspace_buffer(plan.workspace[id(node)], ctx)}"
+            comment += ", into a buffer kept between calls"
+        elif id(node) in plan.out:
+            args += f", out={ctx.var(plan.out[id(node)])}"
+            comment += f", into the buffer of {ctx.var(plan.out[id(node)])}"
+        return f"{outs} = kernel{g.index}({args})", comment
     return statement
 
 
