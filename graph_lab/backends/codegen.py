@@ -140,6 +140,7 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
 
     plan = BufferPlan()
     free: dict[tuple, list[Value]] = {}
+    kept: set[Value] = set()  # values whose memory is a buffer kept between calls
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
         # (a matmul or a kernel writes a C-ordered result whatever its operands' layout; a ufunc's result order
@@ -147,15 +148,25 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
         if s.takes_out and out is not None and big_enough(out) and \
                 (s.takes_out != "ufunc" or _operands_fit(s, out, c_order)):
             key = (out.type.shape, out.type.dtype)
+            # A result that is returned (or may alias what is returned) must be new memory on every call: it may
+            # take a dead buffer of this call, never one kept between calls (the next call would overwrite it).
+            escapes = not reusable(out)
             buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
-            if buffer is None and free.get(key):
-                buffer = free[key].pop()
+            if buffer is not None and escapes and buffer in kept:
+                buffer = None
+            candidates = [b for b in free.get(key, []) if not (escapes and b in kept)]
+            if buffer is None and candidates:
+                buffer = candidates[-1]
+                free[key].remove(buffer)
             if buffer is not None:
                 plan.out[id(s.node)] = buffer
                 plan.reused_bytes += _nbytes(out)
-            elif workspace and reusable(out):  # nothing dead to write into: a buffer kept between calls
+                if buffer in kept:
+                    kept.add(out)
+            elif workspace and not escapes:  # nothing dead to write into: a buffer kept between calls
                 plan.workspace[id(s.node)] = key
                 plan.workspace_bytes += _nbytes(out)
+                kept.add(out)
         for r in {r for v in s.inputs for r in roots[v]}:
             if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
                 free.setdefault((r.type.shape, r.type.dtype), []).append(r)

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..backends.compiled import compile_graph
+from ..backends.options import FusedOptions
 from ..backends.interpret import prepare, run
 from ..backends.pycode import to_python
 from ..frontends import pytree
@@ -208,9 +209,14 @@ def _generated_python(graph: Graph) -> Runner:
 
 
 def _compiled(backend: str) -> Callable[[Graph], Runner]:
-    """compile_graph's backend, with no passes of its own (the way's pipeline has run)."""
+    """compile_graph's backend, with no passes of its own (the way's pipeline has run). Buffers are planned
+    for arrays of every size (``min_buffer_bytes=0``; by default only from 32 KiB), so that the small programs
+    of the fuzzer go through buffer reuse and buffers kept between calls too; kernels stay the cost model's
+    choice (compiling C for every random program would take hours)."""
+    options = FusedOptions(min_buffer_bytes=0)
+
     def make(graph: Graph) -> Runner:
-        compiled = compile_graph(graph, backend=backend, passes="none")
+        compiled = compile_graph(graph, backend=backend, passes="none", options=options)
         return lambda inputs: compiled(**inputs)
     return make
 

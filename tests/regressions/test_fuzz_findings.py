@@ -23,6 +23,9 @@ through every way with ``replay``) and the same trap written out by hand.
        differently (found by the 10,000-program run)
    13. compile (after symbolic shapes landed): a shape change made sizes symbolic, and constant folding asked
        whether a symbolic size was small: OpError out of the call (found by the F5 guard suite)
+   14. codegen and fused (buffers kept between calls, new that day): a returned result could take over, through
+       a chain of in-place lines, the memory of an intermediate kept between calls, so the next call overwrote
+       the result the caller held (found by F1's CI sample as soon as the ways planned buffers for small arrays)
 
 (1-4 were found on the branch's base; the compile() rewrite merged from main since fixes them too, and these
 tests hold it to that.)
@@ -150,6 +153,13 @@ def program(x0):
     return (h10,)
 """
 
+# 14. seed 20260611 of the CI sample (min_buffer_bytes=0)
+KEPT_BUFFER_RETURNED = """\
+def program(x1):
+    h41 = np.sqrt((np.abs(x1) + 0.5))
+    return (h41,)
+"""
+
 CASES = {
     "float-in-a-list": (FLOAT_IN_A_LIST, [[arr(1.83)], [arr(0.126)], [arr(-2.5)]]),
     "item-across-a-break": (ITEM_ACROSS_A_BREAK, [[np.zeros((5, 1), np.float32)], [np.ones((5, 1), np.float32)]]),
@@ -167,6 +177,8 @@ CASES = {
                                          [-1.5942274332046509], [-0.0461081899702549]], "float32"),
                                     arr([[0.9820746588696153, 1.400178380898464, 0.1302592980676208,
                                           -0.9819607359297337, -0.002992070933692036]])]]),
+    "kept-buffer-returned": (KEPT_BUFFER_RETURNED, [[arr([[0.71, -0.52, 0.57], [-1.35, 0.28, 0.81]])],
+                                                    [arr([[-0.1, 1.46, -0.62], [-0.24, 1.1, -0.9]])]]),
     "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
 }
 
@@ -364,3 +376,21 @@ def test_constant_folding_does_not_decide_symbolic_sizes():
     for shape in [(2, 3), (3, 4), (2, 3), (5, 1)]:
         x = np.ones(shape)
         assert cf(x) == f(x)
+
+
+@pytest.mark.parametrize("backend", ["codegen", "fused"])
+def test_a_returned_result_never_lives_in_a_buffer_kept_between_calls(backend):
+    from graph_lab import FusedOptions, compile_graph
+
+    def program(x):
+        return np.sqrt(np.abs(x) + 0.5), np.tanh(x * 2.0).sum(axis=0)
+
+    g = trace(program, {"x": (5, 3, 4)})
+    compiled = compile_graph(g, backend, options=FusedOptions(min_buffer_bytes=0))
+    assert compiled.generated.plan.workspace  # (the abs and the product get buffers kept between calls)
+    rng = np.random.default_rng(14)
+    first_input, second_input = rng.standard_normal((5, 3, 4)), rng.standard_normal((5, 3, 4))
+    first = compiled(first_input)
+    compiled(second_input)
+    for got, want in zip(first, program(first_input)):
+        np.testing.assert_array_equal(got, want, strict=True)
