@@ -138,39 +138,53 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
     def reusable(r: Value) -> bool:  # a buffer whose memory may be taken over once it is dead
         return big_enough(r) and live_until.get(r, never) < never
 
-    plan = BufferPlan()
-    free: dict[tuple, list[Value]] = {}
-    kept: set[Value] = set()  # values whose memory is a buffer kept between calls
-    for i, s in enumerate(steps):
-        out = s.outputs[0] if len(s.outputs) == 1 else None
+    def fits(s: Step, out: Value | None) -> bool:
         # (a matmul or a kernel writes a C-ordered result whatever its operands' layout; a ufunc's result order
         # follows its operands', so it takes a buffer only when they all have its shape and C order)
-        if s.takes_out and out is not None and big_enough(out) and \
-                (s.takes_out != "ufunc" or _operands_fit(s, out, c_order)):
+        return bool(s.takes_out) and out is not None and big_enough(out) and \
+            (s.takes_out != "ufunc" or _operands_fit(s, out, c_order))
+
+    plan = BufferPlan()
+    free: dict[tuple, list[Value]] = {}
+    for i, s in enumerate(steps):
+        out = s.outputs[0] if len(s.outputs) == 1 else None
+        if fits(s, out):
             key = (out.type.shape, out.type.dtype)
-            # A result that is returned (or may alias what is returned) must be new memory on every call: it may
-            # take a dead buffer of this call, never one kept between calls (the next call would overwrite it).
-            escapes = not reusable(out)
             buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
-            if buffer is not None and escapes and buffer in kept:
-                buffer = None
-            candidates = [b for b in free.get(key, []) if not (escapes and b in kept)]
-            if buffer is None and candidates:
-                buffer = candidates[-1]
-                free[key].remove(buffer)
+            if buffer is None and free.get(key):
+                buffer = free[key].pop()
             if buffer is not None:
                 plan.out[id(s.node)] = buffer
                 plan.reused_bytes += _nbytes(out)
-                if buffer in kept:
-                    kept.add(out)
-            elif workspace and not escapes:  # nothing dead to write into: a buffer kept between calls
-                plan.workspace[id(s.node)] = key
-                plan.workspace_bytes += _nbytes(out)
-                kept.add(out)
         for r in {r for v in s.inputs for r in roots[v]}:
             if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
                 free.setdefault((r.type.shape, r.type.dtype), []).append(r)
+    if workspace:
+        _keep_between_calls(plan, steps, fits, reusable)
     return plan
+
+
+def _keep_between_calls(plan: BufferPlan, steps: list[Step], fits, reusable) -> None:
+    """Give a buffer kept between calls to each fresh array whose memory, through the lines that write into it
+    afterwards, never becomes a result: a result must be new memory on every call (the next call would overwrite
+    it), while an intermediate that NumPy would allocate again on every call need not be."""
+    holder: dict[Value, Value] = {}  # value -> the value that first got its memory
+    chains: dict[Value, list[Value]] = {}
+    for s in steps:
+        out = s.outputs[0] if len(s.outputs) == 1 else None
+        if out is None:
+            continue
+        buffer = plan.out.get(id(s.node))
+        first = holder.get(buffer, buffer) if buffer is not None else out
+        holder[out] = first
+        chains.setdefault(first, []).append(out)
+    for s in steps:
+        out = s.outputs[0] if len(s.outputs) == 1 else None
+        if out is None or id(s.node) in plan.out or not fits(s, out):
+            continue
+        if all(reusable(v) for v in chains.get(out, [out])):
+            plan.workspace[id(s.node)] = (out.type.shape, out.type.dtype)
+            plan.workspace_bytes += _nbytes(out)
 
 
 def c_ordered_values(graph: Graph, steps: list[Step]) -> dict[Value, bool]:
