@@ -101,12 +101,12 @@ def test_demo6_differential_table_adds_up(demos):
     for row in table.rows:
         runs, calls, refused, bad, crashed = map(int, row[1:])
         assert calls == 3 * (runs - refused) and bad == 0 and crashed == 0
-    m = find_line(demos[6], r"24 个随机程序，(\d+) 种方式（(\d+) 个前端 × (\d+) 种 pass 流水线 × (\d+) 个后端），"
+    m = find_line(demos[6], r"(\d+) 个随机程序，(\d+) 种方式（(\d+) 个前端 × (\d+) 种 pass 流水线 × (\d+) 个后端），"
                             r"共 (\d+) 次运行；拒绝 (\d+) 次，不一致 (\d+) 次，崩溃 (\d+) 次")
-    ways, frontends, pipelines, backends, runs, refused, bad, crashed = map(int, m.groups())
+    programs, ways, frontends, pipelines, backends, runs, refused, bad, crashed = map(int, m.groups())
     assert ways == frontends * pipelines * backends and frontends == len(table.rows)
-    assert runs == sum(int(r[1]) for r in table.rows) == 24 * ways
+    assert runs == sum(int(r[1]) for r in table.rows) == programs * ways
     assert refused == sum(int(r[3]) for r in table.rows) and bad == crashed == 0
     script = next(r for r in table.rows if r[0] == "script")
-    assert find_text(demos[6], r"script\s*拒绝了\s*(\d+)\s*次").group(1) == script[3]
+    assert find_text(demos[6], r"script\s*拒绝了\s*(\d+)\s*次").group(1) == script[3] and int(script[3]) > 0
     assert find_line(demos[6], r"^def program\(")
