@@ -23,6 +23,9 @@ through every way with ``replay``) and the same trap written out by hand.
        differently (found by the 10,000-program run)
    13. compile (after symbolic shapes landed): a shape change made sizes symbolic, and constant folding asked
        whether a symbolic size was small: OpError out of the call (found by the F5 guard suite)
+   15. compile (F.cond captured into regions, new that day): after a shape change made sizes symbolic, a cond
+       over a max_pool2d result got region inputs of size ``(s0 + 2) // 2``, from which the region cannot bind
+       ``s0``: VerifyError out of every later call (found by the large F5 guard run)
    14. codegen and fused (buffers kept between calls, new that day): a returned result could take over, through
        a chain of in-place lines, the memory of an intermediate kept between calls, so the next call overwrote
        the result the caller held (found by F1's CI sample as soon as the ways planned buffers for small arrays)
@@ -160,6 +163,14 @@ def program(x1):
     return (h41,)
 """
 
+# 15. seed 20260964 of the large guard run (F5), shrunk by hand to the two lines that matter
+COND_OVER_POOLED_SIZES = """\
+def program(x0, c):
+    h4 = F.max_pool2d(x0, 2, padding=1)
+    h6 = F.cond(h4.max() > 1, lambda a: np.tanh(a) * 2.0, lambda a: a * 0.5 - 1.0, h4)
+    return h6 * c
+"""
+
 CASES = {
     "float-in-a-list": (FLOAT_IN_A_LIST, [[arr(1.83)], [arr(0.126)], [arr(-2.5)]]),
     "item-across-a-break": (ITEM_ACROSS_A_BREAK, [[np.zeros((5, 1), np.float32)], [np.ones((5, 1), np.float32)]]),
@@ -177,6 +188,11 @@ CASES = {
                                          [-1.5942274332046509], [-0.0461081899702549]], "float32"),
                                     arr([[0.9820746588696153, 1.400178380898464, 0.1302592980676208,
                                           -0.9819607359297337, -0.002992070933692036]])]]),
+    "cond-over-pooled-sizes": (COND_OVER_POOLED_SIZES, [
+        [arr([[[1.61, 0.35], [-1.08, -0.94], [-0.69, -1.34], [-0.48, -1.55], [-0.11, -0.66]]], "float32"), 0.75],
+        [arr([[[1.61, 0.35, -1.08], [-0.94, -0.69, -1.34], [-0.48, -1.55, -0.11], [-0.66, 0.67, 0.17],
+               [0.04, 0.59, -0.8], [0.14, -0.03, -0.12]]], "float32"), 0.75],
+        [arr([[[1.61, 0.35], [-1.08, -0.94], [-0.69, -1.34], [-0.48, -1.55], [-0.11, -0.66]]], "float32"), 0.75]]),
     "kept-buffer-returned": (KEPT_BUFFER_RETURNED, [[arr([[0.71, -0.52, 0.57], [-1.35, 0.28, 0.81]])],
                                                     [arr([[-0.1, 1.46, -0.62], [-0.24, 1.1, -0.9]])]]),
     "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
@@ -394,3 +410,17 @@ def test_a_returned_result_never_lives_in_a_buffer_kept_between_calls(backend):
     compiled(second_input)
     for got, want in zip(first, program(first_input)):
         np.testing.assert_array_equal(got, want, strict=True)
+
+
+def test_a_cond_whose_regions_cannot_read_their_sizes_is_a_graph_break():
+    def program(x):
+        pooled = F.max_pool2d(x, 2, padding=1)
+        return F.cond(pooled.max() > 1, lambda a: np.tanh(a) * 2.0, lambda a: a * 0.5 - 1.0, pooled)
+
+    cf = graph_lab.compile(program)
+    rng = np.random.default_rng(15)
+    for shape in [(1, 5, 2), (1, 6, 3), (1, 5, 2), (1, 9, 4)]:  # the second shape makes the sizes symbolic
+        x = (rng.standard_normal(shape) * 2).astype(np.float32)
+        np.testing.assert_array_equal(cf(x), program(x), strict=True)
+    breaks = [e.segment.break_reason for e in cf.last_events if e.segment.end == "break"]
+    assert any("sizes a region cannot read" in b for b in breaks), breaks

@@ -14,7 +14,8 @@ import types
 
 import numpy as np
 
-from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op
+from ...ir.sizes import symbol_sources
+from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op, free_symbols
 from .. import control
 from ..symbols import SymFloat
 from ..tensor import Tensor
@@ -256,7 +257,14 @@ class CallCapture:
                                  f"function graph_lab can capture", "it runs as ordinary Python between two graphs")
             return self._captured_function(frame, target, bound_self, self_source, func_source)
 
-        return self.created(self._run(fn.value, [raw(v) for v in args], {k: raw(v) for k, v in kwargs.items()}))
+        first = len(self.graph.nodes)
+        result = self._run(fn.value, [raw(v) for v in args], {k: raw(v) for k, v in kwargs.items()})
+        for node in self.graph.nodes[first:]:
+            why = _unbindable_region(node)
+            if why:
+                raise BreakGraph(f"{fn.value.__name__} over arrays whose sizes a region cannot read from its "
+                                 f"own inputs ({why})", "it runs as ordinary Python between two graphs")
+        return self.created(result)
 
     def _captured_function(self, frame: Frame, target: types.FunctionType, bound_self, self_source, func_source):
         def captured(*values):
@@ -358,3 +366,20 @@ class CallCapture:
             first = len(positional) - len(func.__defaults__)
             return ItemSource(AttrSource(source, "__defaults__"), positional.index(name) - first)
         return ItemSource(AttrSource(source, "__kwdefaults__"), name)
+
+
+def _unbindable_region(node) -> str:
+    """Why a region of ``node`` (at any depth) could not bind the symbolic sizes of its inputs, or ''. A region
+    binds each size symbol from an input dimension that is exactly it; an input of size ``(s0 + 2) // 2`` alone
+    gives it no way to know ``s0`` (dynamic shapes after a pooling, say)."""
+    for region in node.regions:
+        bindable = set(symbol_sources(region))
+        for n in region.input_nodes:
+            missing = sorted(set().union(*(free_symbols(d) for d in n.attrs["type"].shape)) - bindable)
+            if missing:
+                return f"input {n.attrs['name']!r} of type {n.attrs['type']} needs {', '.join(missing)}"
+        for inner in region.nodes:
+            why = _unbindable_region(inner)
+            if why:
+                return why
+    return ""
