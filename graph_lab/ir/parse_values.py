@@ -287,6 +287,8 @@ class ValueParser(SizeParser):
         open_tok = self.lex.peek()
         if not open_tok.is_("["):
             raise self.error(open_tok, f"a nested list of the {type_} constant's elements")
+        if not all(type(d) is int for d in type_.shape):
+            raise self.error(open_tok, f"a constant of static sizes (its type {type_} has symbolic ones)")
         literal_shape = self.nested_list(elements, depth=1, limit=min(MAX_CONST_ELEMENTS, type_.size))
         expected = _literal_shape(type_.shape)
         if literal_shape != expected:

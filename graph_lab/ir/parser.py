@@ -18,7 +18,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import GraphParseError, VerifyError
+from ..errors import GraphParseError, OpError, VerifyError
 from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
@@ -61,7 +61,18 @@ def parse(text: str, params: Mapping[str, np.ndarray] | None = None, *,
                               f"{found}", line=1, column=1, found=found,
                               expected=f"a text of at most {MAX_TEXT_CHARS} characters")
     parser = _GraphParser(text)
-    graph = parser.file()
+    try:
+        graph = parser.file()
+    except GraphParseError:
+        raise
+    except (TypeError, ValueError, OpError) as e:
+        # A malformed text reached a check written for well-formed values (a size where a dtype belongs, found
+        # by F7's mutated texts): it is still this text's fault, reported where the parser had got to.
+        tok = parser.lex.peek()
+        detail = f"{type(e).__name__}: {e}"
+        raise GraphParseError(f"line {tok.line}, column {tok.column}: expected a well-formed text, found "
+                              f"{detail[:300]}", line=tok.line, column=tok.column, found=detail[:300],
+                              expected="a well-formed text") from None
     parser.attach_params(params, allow_missing_params)
     parser.verify()
     return graph
