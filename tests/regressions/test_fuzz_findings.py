@@ -26,6 +26,8 @@ through every way with ``replay``) and the same trap written out by hand.
    15. compile (F.cond captured into regions, new that day): after a shape change made sizes symbolic, a cond
        over a max_pool2d result got region inputs of size ``(s0 + 2) // 2``, from which the region cannot bind
        ``s0``: VerifyError out of every later call (found by the large F5 guard run)
+   16. parse: mutated texts made the parser raise OpError (a constant typed with a symbolic size) or TypeError
+       (a size where a dtype belongs) instead of GraphParseError (found by the large F7 run)
    14. codegen and fused (buffers kept between calls, new that day): a returned result could take over, through
        a chain of in-place lines, the memory of an intermediate kept between calls, so the next call overwrote
        the result the caller held (found by F1's CI sample as soon as the ways planned buffers for small arrays)
@@ -424,3 +426,12 @@ def test_a_cond_whose_regions_cannot_read_their_sizes_is_a_graph_break():
         np.testing.assert_array_equal(cf(x), program(x), strict=True)
     breaks = [e.segment.break_reason for e in cf.last_events if e.segment.end == "break"]
     assert any("sizes a region cannot read" in b for b in breaks), breaks
+
+
+@pytest.mark.parametrize("text", [
+    'graph g {\n  %0: f64[N] = input "x"\n  %1: f64[N] = const [1.0, 2.0]\n  %2: f64[N] = add %0, %1\n  return %2\n}',
+])
+def test_malformed_texts_are_parse_errors_only(text):
+    with pytest.raises(graph_lab.GraphParseError) as info:
+        graph_lab.parse(text)
+    assert info.value.line == 3 and "static sizes" in str(info.value)
