@@ -261,8 +261,7 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
         lines.append("  for (int64_t j = begin; j < end; j++) {")
         lines += [f"    {s}" for s in body]
         lines.append("  }")
-    declarations = tuple(declaration(f, ctype, vector_math) for f in sorted(used_math)
-                         for ctype in ("float", "double") if any(f"{c_function(f, ctype)}(" in line for line in lines))
+    declarations = math_declarations(used_math, "\n".join(lines), vector_math)
     signature = f"({', '.join(params)})"
     text = "\n".join(lines)
     name = "k_" + hashlib.sha256((signature + text + str(vector_math)).encode()).hexdigest()[:20]
@@ -328,8 +327,7 @@ def _reduction_kernel(spec: KernelSpec, params, row_setup, body, names, used_mat
     main = ["  for (int64_t i = begin; i < end; i++) {", f"    out{out}[i] = {total};", "  }"]
     signature = f"({', '.join(params)})"
     text = "\n".join(fill + [""] + pw) + "\n"
-    declarations = tuple(declaration(f, t, vector_math) for f in sorted(used_math)
-                         for t in ("float", "double") if f"{c_function(f, t)}(" in text)
+    declarations = math_declarations(used_math, text, vector_math)
     declarations += (PAIRWISE_LEAF.format(t=ctype, s=suffix),)
     name = "k_" + hashlib.sha256((signature + text + "\n".join(main) + str(vector_math)).encode()).hexdigest()[:20]
     definition = text.replace("KNAME", name) + f"\nvoid {name}{signature} {{\n" + "\n".join(main).replace(
@@ -359,6 +357,12 @@ def library_source(kernels) -> str:
     kernels = sorted({k.name: k for k in kernels}.values(), key=lambda k: k.name)
     declarations = sorted({d for k in kernels for d in k.declarations})
     return "\n".join([PRELUDE] + declarations + [""] + [k.definition for k in kernels])
+
+
+def math_declarations(used_math: set[str], text: str, vector_math: bool) -> tuple[str, ...]:
+    """The prototypes of the libm functions ``text`` calls, in each C type it calls them in."""
+    return tuple(declaration(f, t, vector_math) for f in sorted(used_math) for t in ("float", "double")
+                 if f"{c_function(f, t)}(" in text)
 
 
 def declaration(function: str, ctype: str, vector_math: bool) -> str:
