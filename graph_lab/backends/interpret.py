@@ -73,16 +73,20 @@ def execute(graph, inputs: Mapping[str, object], sizes: Mapping[str, int] | None
         elif op == Op.CONST:
             env[node.outputs[0]] = node.attrs["value"]
         else:
+            definition = opdef(op)
             attrs = bind_attrs(node.attrs, sizes) if sizes else node.attrs
+            if definition.regions:
+                attrs = impl_attrs(node, region_runner, attrs)
             try:
-                result = opdef(op).impl(*[env[v] for v in node.inputs], **impl_attrs(node, region_runner, attrs))
+                result = definition.impl(*[env[v] for v in node.inputs], **attrs)
             except Exception as e:
                 raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
                                           node) from e
-            # a multi-output op returns a tuple even when it has one output (np.split(x, 1))
-            outs = result if opdef(op).multi_output else (result,)
-            for v, r in zip(node.outputs, outs):
-                env[v] = r
+            if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
+                for v, r in zip(node.outputs, result):
+                    env[v] = r
+            else:
+                env[node.outputs[0]] = result
     return env
 
 

@@ -99,10 +99,7 @@ class LazyRunner(Recorder):
         graph = self._cache.get(key)
         if graph is None:
             self.cache_misses += 1
-            holder = Graph("lazy")
-            holder.nodes = order
-            graph = holder.extract(outputs, name=f"lazy{len(self.graphs)}",
-                                   cut={v: f"in{i}" for i, v in enumerate(frontier)})
+            graph = _cut_out(order, frontier, outputs, f"lazy{len(self.graphs)}")
             self._cache[key] = graph
         else:
             self.cache_hits += 1
@@ -121,8 +118,9 @@ class LazyRunner(Recorder):
     def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value]]:
         """Nodes still to run for ``wanted``, in a topological order, and the known values they read."""
         order: list[Node] = []
-        frontier: list[Value] = []
+        frontier: dict[Value, None] = {}  # (a dict: ordered, and a fast membership test)
         visited: set[int] = set()
+        known = self._known
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
@@ -135,12 +133,11 @@ class LazyRunner(Recorder):
                 visited.add(id(node))
                 stack.append((node, True))
                 for v in reversed(node.inputs):
-                    if v in self._known:
-                        if v not in frontier:
-                            frontier.append(v)
+                    if v in known:
+                        frontier[v] = None
                     elif id(v.node) not in visited:
                         stack.append((v.node, False))
-        return order, frontier
+        return order, list(frontier)
 
     def _read_by_pending(self, roots: list[Value], in_slice: set[Value]) -> list[Value]:
         """The values of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
@@ -181,7 +178,28 @@ def _structure_key(order: list[Node], frontier: list[Value], outputs: list[Value
     return tuple(parts)
 
 
+def _cut_out(order: list[Node], frontier: list[Value], outputs: list[Value], name: str) -> Graph:
+    """A new graph running ``order`` (every node of it is needed: it is the slice for ``outputs``), whose inputs
+    ``in0, in1, ...`` receive the already known values of ``frontier``. (What ``Graph.extract`` with a ``cut``
+    does, without its search for the needed nodes, which the slice has already done.)"""
+    graph = Graph(name)
+    mapping: dict[Value, Value] = {}
+    for i, v in enumerate(frontier):
+        mapping[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
+    nodes = graph.nodes
+    for node in order:
+        copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), node.attrs,
+                    tuple([v.type for v in node.outputs]), node.loc)
+        nodes.append(copy)
+        for old, fresh in zip(node.outputs, copy.outputs):
+            mapping[old] = fresh
+    graph.outputs = [mapping[v] for v in outputs]
+    return graph
+
+
 def _attrs_key(attrs: dict) -> tuple:
+    if not attrs:
+        return ()
     items = []
     for k, v in attrs.items():
         if isinstance(v, (np.ndarray, np.generic)):

@@ -24,6 +24,7 @@ UFUNC_OPS: dict[np.ufunc, Op] = {
 }
 # Attributes a ufunc adds to its op: np.positive is a copy laid out as ufunc results are.
 UFUNC_ATTRS: dict[np.ufunc, dict] = {np.positive: {"ufunc": True}}
+_NO_ATTRS: dict = {}
 # ufunc.reduce forms that are a reduction op (axis defaults to 0, as in NumPy).
 UFUNC_REDUCE_OPS: dict[np.ufunc, Op] = {
     np.add: Op.SUM, np.multiply: Op.PROD, np.maximum: Op.MAX, np.minimum: Op.MIN,
@@ -39,6 +40,10 @@ def _all_bool(inputs) -> bool:
 
 
 def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
+    if method == "__call__" and not kwargs:  # the common case: np.tanh(t), np.add(t, 1)
+        op = UFUNC_OPS.get(ufunc)
+        if op is not None:
+            return call_op(op, *inputs, **UFUNC_ATTRS.get(ufunc, _NO_ATTRS))
     name = f"numpy.{ufunc.__name__}"
     if method == "reduce" and ufunc in UFUNC_REDUCE_OPS and len(inputs) == 1:
         allowed = {"axis", "keepdims"}

@@ -15,8 +15,10 @@ from ..errors import OpError, TraceError
 from ..ir.graph import Node, Value
 from ..ir.source import SourceLoc, user_location
 from ..ir.symbolic import SymbolicValue
+from ..ir.shape_env import active as shape_env_active
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
+from ..ops.base import infer_static
 from ..ops.indexing import is_basic
 from .tensor import Storage, Tensor, reshape_always_a_view
 
@@ -119,10 +121,14 @@ class Recorder:
             self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
         values = tuple([self.operand_value(x, loc) for x in operands])
+        types = tuple([v.type for v in values])
         try:
-            out_types = definition.infer(tuple(v.type for v in values), attrs)
+            if self.shape_env is None and shape_env_active() is None:
+                out_types = infer_static(definition, types, attrs)
+            else:
+                out_types = definition.infer(types, attrs)
         except OpError as e:
-            shown = ", ".join(str(v.type) for v in values)
+            shown = ", ".join(str(t) for t in types)
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)

@@ -322,12 +322,21 @@ class Tensor(TensorLike):
     # --- NumPy protocols: unmodified np.* code is recorded
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_api import apply_ufunc
-        return apply_ufunc(self._rec, ufunc, method, inputs, kwargs)
+        return _numpy_api().apply_ufunc(self._rec, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .numpy_api import apply_function
-        return apply_function(self._rec, func, args, kwargs)
+        return _numpy_api().apply_function(self._rec, func, args, kwargs)
+
+
+_NUMPY_API = []
+
+
+def _numpy_api():
+    """``frontends/numpy_api.py`` (it imports this module, so it is imported on first use, then kept)."""
+    if not _NUMPY_API:
+        from . import numpy_api
+        _NUMPY_API.append(numpy_api)
+    return _NUMPY_API[0]
 
 
 def _swap_perm(ndim: int, a: int, b: int) -> tuple[int, ...]:

@@ -102,6 +102,8 @@ class Tracer(Recorder):
 
 def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
     """``(4, 8)`` -> ((4, 8), f64);  ``(("B", 8), "float32")`` -> ((Dim("B"), 8), f32)."""
+    if type(spec) is tuple and len(spec) <= MAX_RANK and all(type(d) is int and d >= 0 for d in spec):
+        return spec, _FLOAT64  # the common case, a static float64 shape, needs none of the checks below
     shape, dtype = spec, np.float64
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list)):
         shape, dtype = spec
@@ -124,6 +126,9 @@ def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
     except ValueError as e:
         raise TraceError(f"shapes[{name!r}]: {e}") from None
     return dims, dt
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _is_size(d) -> bool:
@@ -152,8 +157,27 @@ def _parameters(fn: Callable) -> list | None:
     return params
 
 
+_binding_cache: "weakref.WeakKeyDictionary[types.CodeType, dict]" = weakref.WeakKeyDictionary()
+
+
 def bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
-    """The positional order of the tensor arguments and the name of the params argument."""
+    """The positional order of the tensor arguments and the name of the params argument (worked out once per
+    code object and argument names, as ``_parameters`` is)."""
+    code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
+    if code is None or hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
+        return _bind_arguments(fn, names, has_params)
+    known = _binding_cache.get(code)
+    if known is None:
+        known = _binding_cache[code] = {}
+    key = (tuple(names), has_params)
+    hit = known.get(key)
+    if hit is None:
+        hit = known[key] = _bind_arguments(fn, names, has_params)
+    order, params_name = hit
+    return list(order), params_name
+
+
+def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
     params_list = _parameters(fn)
     if params_list is None:
         return names, "params" if has_params else None
@@ -196,7 +220,7 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
             raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
         if size_branch not in SIZE_BRANCHES:
             raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
-        if not isinstance(shapes, Mapping) or not shapes:
+        if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
                              f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
         specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}

@@ -52,9 +52,13 @@ class Node:
         """Static attributes (axis, shape, constant value, ...), normalized by the op's bind rule."""
         self.loc = loc
         """The user's source line that made this node, if known."""
-        self.outputs = tuple([Value(t, self, i) for i, t in enumerate(out_types)])
+        if type(out_types) is not tuple:
+            out_types = tuple(out_types)
+        # (one output is by far the most common case: made without the comprehension, as captures make many)
+        self.outputs = ((Value(out_types[0], self, 0),) if len(out_types) == 1 else
+                        tuple([Value(t, self, i) for i, t in enumerate(out_types)]))
         """The values this node defines."""
-        self._inputs: tuple[Value, ...] = tuple(inputs)
+        self._inputs: tuple[Value, ...] = inputs if type(inputs) is tuple else tuple(inputs)
         for v in self._inputs:  # (what the ``inputs`` setter does, for a node that had none)
             v.users.append(self)
 
@@ -113,18 +117,28 @@ class Graph:
         """Append a node; its output types come from the op's rule (which raises ``OpError`` on bad input)."""
         inputs = tuple(inputs)
         attrs = {} if attrs is None else attrs
-        with graph_facts(self):
-            out_types = opdef(op).infer(tuple(v.type for v in inputs), attrs)
+        if self.guards:  # shape rules may need the facts the graph's shape guards state
+            with graph_facts(self):
+                out_types = opdef(op).infer(tuple([v.type for v in inputs]), attrs)
+        else:
+            out_types = opdef(op).infer(tuple([v.type for v in inputs]), attrs)
         node = Node(op, inputs, attrs, out_types, loc)
         self.nodes.append(node)
         return node
 
     def add_input(self, name: str, type: TensorType, loc: SourceLoc | None = None) -> Value:
-        return self.add_node(Op.INPUT, (), {"name": name, "type": type}, loc).output
+        # (made directly: the type rule of input and param nodes returns the declared type, and captures make
+        # many of them)
+        node = Node(Op.INPUT, (), {"name": name, "type": type}, (type,), loc)
+        self.nodes.append(node)
+        return node.outputs[0]
 
     def add_param(self, name: str, value: np.ndarray, loc: SourceLoc | None = None) -> Value:
         self.param_values[name] = value
-        return self.add_node(Op.PARAM, (), {"name": name, "type": TensorType.of(value)}, loc).output
+        type = TensorType.of(value)
+        node = Node(Op.PARAM, (), {"name": name, "type": type}, (type,), loc)
+        self.nodes.append(node)
+        return node.outputs[0]
 
     def add_const(self, value, loc: SourceLoc | None = None) -> Value:
         return self.add_node(Op.CONST, (), {"value": value}, loc).output
@@ -333,8 +347,8 @@ class Graph:
                 mapping[node.output] = new.add_param(node.attrs["name"], self.param_values[node.attrs["name"]],
                                                      node.loc)
                 continue
-            copy = Node(node.op, (mapping[v] for v in node.inputs), node.attrs,
-                        (v.type for v in node.outputs), node.loc)
+            copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), node.attrs,
+                        tuple([v.type for v in node.outputs]), node.loc)
             new.nodes.append(copy)
             for old, fresh in zip(node.outputs, copy.outputs):
                 mapping[old] = fresh
@@ -367,8 +381,9 @@ class Graph:
                 node.inputs = ()
                 dropped += 1
         self.nodes = keep[::-1]
-        used_params = {n.attrs["name"] for n in self.param_nodes}
-        self.param_values = {k: v for k, v in self.param_values.items() if k in used_params}
+        used_params = {n.attrs["name"] for n in keep if n.op == Op.PARAM}
+        if used_params != self.param_values.keys():
+            self.param_values = {k: v for k, v in self.param_values.items() if k in used_params}
         return dropped
 
 

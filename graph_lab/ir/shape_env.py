@@ -318,6 +318,11 @@ def current() -> ShapeEnv:
     return env if env is not None else _NOTHING_KNOWN
 
 
+def active() -> ShapeEnv | None:
+    """The ShapeEnv of the capture or check in progress, or None when there is none (shapes are static)."""
+    return _CURRENT.get()
+
+
 class using:
     """``with using(env):`` makes ``env`` the one shape rules consult, for the block (a class rather than a
     generator: it is entered for every capture and every graph built, and costs less this way)."""

@@ -60,12 +60,24 @@ def _is_internal(filename: str) -> bool:
     return hit
 
 
+_locations: dict[tuple[str, int], SourceLoc] = {}
+
+
 def user_location(skip: int = 1) -> SourceLoc | None:
-    """The innermost stack frame that is not graph_lab's or NumPy's own code."""
+    """The innermost stack frame that is not graph_lab's or NumPy's own code.
+
+    A capture asks this for every node, mostly for the same few lines (a loop body), so each line's
+    ``SourceLoc`` (immutable) is made once and shared."""
     frame = sys._getframe(skip)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _is_internal(filename):
-            return SourceLoc(filename, frame.f_lineno)
+            key = (filename, frame.f_lineno)
+            loc = _locations.get(key)
+            if loc is None:
+                if len(_locations) >= 65536:
+                    _locations.clear()
+                loc = _locations[key] = SourceLoc(*key)
+            return loc
         frame = frame.f_back
     return None
