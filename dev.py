@@ -3,6 +3,7 @@
     python3 dev.py demo          run the lecture-12 scripts in order
     python3 dev.py test [ARGS]   run the tests (ARGS go to pytest)
     python3 dev.py bench         run benchmarks/bench_*.py in order
+                                 (--peers: first install torch and jax, to measure them beside graph_lab)
     python3 dev.py fuzz [ARGS]   run the fuzz suites F1-F8 at their large counts and print the figures
                                  (--quick: CI's samples; --suite F1; --jobs 2; see tests/fuzz/run_fuzz.py)
 
@@ -140,7 +141,11 @@ def bench(args: list[str]) -> int:
     if not folder.is_dir():
         print("dev.py: no benchmarks/ folder; nothing to run")
         return 0
-    python = ensure_venv(".")
+    unknown = [a for a in args if a != "--peers"]
+    if unknown:
+        print(f"dev.py bench: unknown arguments {unknown} (it takes only --peers)", file=sys.stderr)
+        return 2
+    python = ensure_venv(".[peers]" if "--peers" in args else ".")
     # OpenBLAS reads these to pretend to be another CPU (some environments set them); the benchmarks measure this
     # machine as it is, so they are dropped for the benchmark processes only, never for the tests.
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}

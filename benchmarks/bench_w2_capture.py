@@ -27,12 +27,21 @@ def chain(x, ws):
     return x
 
 
-def best_of(fn, rounds: int = 5) -> float:
+def median_time(fn, rounds: int = 5, batch_seconds: float = 0.02) -> float:
+    """Median seconds per call over ``rounds`` samples; each sample times as many calls as take about
+    ``batch_seconds`` (one capture of 8 layers takes ~0.2 ms, too short to time alone against the clock's and the
+    scheduler's noise)."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = time.perf_counter() - start
+    number = max(1, int(batch_seconds / max(once, 1e-9)))
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
 
 
@@ -98,21 +107,21 @@ def main() -> None:
         nodes = trace(chain, {"x": (4, 8)}, ws).count()
         lr = capture_lazy(x, ws)
         assert lr.graphs == [nodes]
-        times = {"trace": best_of(lambda: capture_trace(ws)),
-                 "LazyRunner (record + run)": best_of(lambda: capture_lazy(x, ws)),
-                 "compile() first call": best_of(lambda: capture_compile(x, ws))}
+        times = {"trace": median_time(lambda: capture_trace(ws)),
+                 "LazyRunner (record + run)": median_time(lambda: capture_lazy(x, ws)),
+                 "compile() first call": median_time(lambda: capture_compile(x, ws))}
         fx = torch_fx(n)
         if fx is not None:
-            times["torch.fx symbolic_trace"] = best_of(fx)
+            times["torch.fx symbolic_trace"] = median_time(fx)
         jaxpr = jax_jaxpr(n, x, ws)
         if jaxpr is not None:
-            times["jax.make_jaxpr"] = best_of(jaxpr)
+            times["jax.make_jaxpr"] = median_time(jaxpr)
         row = [str(n), str(nodes)]
         for name, seconds in times.items():
             per_node.setdefault(name, []).append(seconds / nodes)
             row.append(f"{seconds / nodes * 1e6:.1f}")
         rows.append(row)
-    print_header("microseconds per node (median of 5)")
+    print_header("microseconds per node (median of 5 samples, each a batch of captures of ~20 ms)")
     print_table(["layers", "nodes"] + list(per_node), rows)
     flat = {name: max(v[1:]) / min(v[1:]) for name, v in per_node.items()}
     print("\nspread from N = 8 to N = 1024 (max / min of us per node): "

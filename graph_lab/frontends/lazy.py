@@ -58,8 +58,10 @@ class LazyRunner(Recorder):
 
     def emit(self, op, operands, attrs):
         out = super().emit(op, operands, attrs)
-        for t in (out if isinstance(out, tuple) else (out,)):
-            self._track(t)
+        if isinstance(out, tuple):
+            self._live.extend([weakref.ref(t) for t in out])
+        else:
+            self._live.append(weakref.ref(out))
         return out
 
     def concretize(self, t: Tensor, kind: str):
@@ -87,7 +89,7 @@ class LazyRunner(Recorder):
         return [self._known[v] for v in wanted]
 
     def _run_pending(self, wanted: list[Value]) -> None:
-        order, frontier = self._slice(wanted)
+        order, frontier, structure, position = self._slice(wanted)
         in_slice = {v for node in order for v in node.outputs}
         live_values = [t._value for t in self._live_tensors()]
         live = [v for v in live_values if v in in_slice and v not in wanted]
@@ -95,7 +97,7 @@ class LazyRunner(Recorder):
         # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
         read_later = self._read_by_pending([v for v in live_values if v not in in_slice], in_slice)
         outputs = list(dict.fromkeys(wanted + live + read_later))
-        key = _structure_key(order, frontier, outputs)
+        key = _structure_key(frontier, structure, position, outputs)
         graph = self._cache.get(key)
         if graph is None:
             self.cache_misses += 1
@@ -115,10 +117,16 @@ class LazyRunner(Recorder):
         env = execute(graph, inputs)
         return [env[out] for out in graph.outputs]
 
-    def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value]]:
-        """Nodes still to run for ``wanted``, in a topological order, and the known values they read."""
+    def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value], list, dict]:
+        """Nodes still to run for ``wanted``, in a topological order, and the known values they read.
+
+        As it goes it also describes the slice's structure for the cache key (``_structure_key``): each node as
+        (op, attributes, where each operand comes from), a position being ``("in", i)`` for the i-th known
+        value read and ``(n, i)`` for the i-th output of the n-th node."""
         order: list[Node] = []
-        frontier: dict[Value, None] = {}  # (a dict: ordered, and a fast membership test)
+        frontier: list[Value] = []
+        position: dict[Value, tuple] = {}
+        structure: list = []
         visited: set[int] = set()
         known = self._known
         for root in wanted:
@@ -126,6 +134,11 @@ class LazyRunner(Recorder):
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
+                    # every operand has a position by now: known, or made by a node already in the order
+                    structure.append((node.op, _attrs_key(node.attrs), tuple([position[v] for v in node.inputs])))
+                    n = len(order)
+                    for i, v in enumerate(node.outputs):
+                        position[v] = (n, i)
                     order.append(node)
                     continue
                 if id(node) in visited:
@@ -134,10 +147,12 @@ class LazyRunner(Recorder):
                 stack.append((node, True))
                 for v in reversed(node.inputs):
                     if v in known:
-                        frontier[v] = None
+                        if v not in position:
+                            position[v] = ("in", len(frontier))
+                            frontier.append(v)
                     elif id(v.node) not in visited:
                         stack.append((v.node, False))
-        return order, list(frontier)
+        return order, frontier, structure, position
 
     def _read_by_pending(self, roots: list[Value], in_slice: set[Value]) -> list[Value]:
         """The values of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
@@ -166,16 +181,10 @@ class LazyRunner(Recorder):
         return alive
 
 
-def _structure_key(order: list[Node], frontier: list[Value], outputs: list[Value]) -> tuple:
-    """A hashable description of the graph to run: ops, attributes, wiring and input types."""
-    position = {v: ("in", i) for i, v in enumerate(frontier)}
-    parts: list = [tuple(v.type for v in frontier)]
-    for n, node in enumerate(order):
-        for i, v in enumerate(node.outputs):
-            position[v] = (n, i)
-        parts.append((node.op, _attrs_key(node.attrs), tuple(position[v] for v in node.inputs)))
-    parts.append(tuple(position[v] for v in outputs))
-    return tuple(parts)
+def _structure_key(frontier: list[Value], structure: list, position: dict, outputs: list[Value]) -> tuple:
+    """A hashable description of the graph to run: input types, ops, attributes, wiring (from ``_slice``) and
+    which values it returns."""
+    return (tuple([v.type for v in frontier]), *structure, tuple([position[v] for v in outputs]))
 
 
 def _cut_out(order: list[Node], frontier: list[Value], outputs: list[Value], name: str) -> Graph:

@@ -66,13 +66,24 @@ class TensorType:
     def of(x) -> "TensorType":
         """The type of a concrete value: an ndarray, a NumPy scalar, or a Python scalar (weak)."""
         if isinstance(x, np.ndarray):
-            return TensorType(x.dtype, x.shape)
+            key = (x.dtype, x.shape)
+            hit = _ARRAY_TYPES.get(key)
+            if hit is None:
+                if len(_ARRAY_TYPES) >= 4096:
+                    _ARRAY_TYPES.clear()
+                hit = _ARRAY_TYPES[key] = TensorType(x.dtype, x.shape)
+            return hit
         if isinstance(x, np.generic):
             return TensorType(x.dtype, ())
         py = type(x)
         if py in _WEAK_DEFAULT_DTYPE:
             return TensorType(_WEAK_DEFAULT_DTYPE[py], (), py)
         raise TypeError(f"{py.__name__} is not an array or a scalar")
+
+
+_ARRAY_TYPES: dict[tuple, TensorType] = {}
+"""The type of arrays of each (dtype, shape) seen, made once: types are immutable, and captures ask for the types
+of the same weights and constants again and again."""
 
 
 def weak_type_of(name: str) -> type | None:
