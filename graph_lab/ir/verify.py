@@ -44,7 +44,7 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
     seen: set[int] = set()
     names: dict[str, str] = {}
     for position, node in enumerate(graph.nodes):
-        where = f"{context}node {position} ({_describe(graph, node, numbering)})"
+        where = _Where(context, position, graph, node, numbering)
         if id(node) in seen:
             raise VerifyError(f"{where}: appears twice in graph.nodes; a node is placed once (copy it with "
                               f"Graph.extract to compute a value twice)")
@@ -91,6 +91,19 @@ def _check_symbols_bound(graph, numbering) -> None:
                               f"input's dimension, so no run can bind it (declare it in an input's type)")
 
 
+class _Where:
+    """``node 3 (%3: f64[4,8] = add %1, %2)``, for a message: printed only when a check fails (printing every node
+    of a graph that passes would cost more than checking it)."""
+
+    __slots__ = ("context", "position", "graph", "node", "numbering")
+
+    def __init__(self, context: str, position: int, graph, node, numbering):
+        self.context, self.position, self.graph, self.node, self.numbering = context, position, graph, node, numbering
+
+    def __str__(self) -> str:
+        return f"{self.context}node {self.position} ({_describe(self.graph, self.node, self.numbering)})"
+
+
 def _describe(graph, node, numbering) -> str:
     try:
         return graph.node_text(node, numbering)
@@ -99,8 +112,10 @@ def _describe(graph, node, numbering) -> str:
 
 
 def _check_operands(node, where: str, defined: set, own: set, numbering) -> None:
-    uses = Counter(map(id, node.inputs))
-    for i, v in enumerate(node.inputs):
+    inputs = node.inputs
+    # how many times the node reads each value (a Counter only when some value is read twice: rare, and slower)
+    uses = Counter(map(id, inputs)) if len(set(map(id, inputs))) != len(inputs) else None
+    for i, v in enumerate(inputs):
         if v not in defined:
             if v in own:
                 rule = "was used before it has been defined; nodes must be in topological order"
@@ -111,9 +126,10 @@ def _check_operands(node, where: str, defined: set, own: set, numbering) -> None
                 rule = "is not defined by any node of this graph"
             raise VerifyError(f"{where}: operand {i} {rule}")
         listed = sum(1 for u in v.users if u is node)
-        if listed != uses[id(v)]:
+        reads = uses[id(v)] if uses is not None else 1
+        if listed != reads:
             raise VerifyError(f"{where}: operand {i} lists this node {listed} times among its users but the node "
-                              f"reads it {uses[id(v)]} times (use-def bookkeeping is out of date; set node.inputs "
+                              f"reads it {reads} times (use-def bookkeeping is out of date; set node.inputs "
                               f"instead of editing it)")
 
 
