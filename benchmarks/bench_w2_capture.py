@@ -1,7 +1,7 @@
 """W2: capture time per node of residual chains ``x = x + tanh(x @ W_i)``, N layers on [4, 8], for N in
-{1, 8, 64, 256, 1024}: trace, LazyRunner (recording and running the graph), and compile() (bytecode capture, guards,
-passes and code generation: the first call), with torch.fx and jax.make_jaxpr when installed. Flat columns mean
-capture grows linearly with the program.
+{1, 8, 64, 256, 1024}: trace, script (from the source, without running it), LazyRunner (recording and running
+the graph), and compile() (bytecode capture, guards, passes and code generation: the first call), with torch.fx
+and jax.make_jaxpr when installed. Flat columns mean capture grows linearly with the program.
 
     PYTHONPATH=. python3 benchmarks/bench_w2_capture.py
 """
@@ -108,6 +108,7 @@ def main() -> None:
         lr = capture_lazy(x, ws)
         assert lr.graphs == [nodes]
         times = {"trace": median_time(lambda: capture_trace(ws)),
+                 "script": median_time(lambda: graph_lab.script(chain, {"x": (4, 8)}, ws)),
                  "LazyRunner (record + run)": median_time(lambda: capture_lazy(x, ws)),
                  "compile() first call": median_time(lambda: capture_compile(x, ws))}
         fx = torch_fx(n)
