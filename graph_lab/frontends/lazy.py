@@ -110,6 +110,17 @@ class LazyRunner(Recorder):
             self._known[v] = result
         self.graphs.append(graph.count())
         self.executed.append(graph)
+        self._forget(order)
+
+    @staticmethod
+    def _forget(order: list[Node]) -> None:
+        """Cut the nodes just run off from what they read. A later slice stops at known values and never looks
+        behind them, and a value of the slice that is not kept has no live tensor and no pending reader, so the
+        record behind this point is no longer needed: without the cut, every value ever computed (and its array,
+        in ``_known``) would stay alive through the newest node's inputs, and a loop that materializes at each
+        step would hold every step's arrays, where eager NumPy holds only the last."""
+        for node in order:
+            node.inputs = ()
 
     def _execute(self, graph: Graph, inputs: dict) -> list:
         """Run one cut-out graph and return its outputs in order: the reference interpreter here; a subclass
