@@ -225,7 +225,7 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
                              f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
         specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
         order, params_name = bind_arguments(fn, list(specs), params is not None)
-        symbolic = any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims)
+        symbolic = _any_symbolic(specs)
         if mode != "error" or (symbolic and example is not None):
             _check_example(specs, example, mode)
         hints = _hints(specs, example) if symbolic and example is not None else None
@@ -264,9 +264,19 @@ def new_shape_env(tracer: Recorder, hints: dict | None, size_branch: str) -> Sha
     return env
 
 
+def _any_symbolic(specs: dict) -> bool:
+    for dims, _ in specs.values():
+        for d in dims:
+            if type(d) is not int:
+                return True
+    return False
+
+
 def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -> TensorType:
     """The type of an input, each ``Dim`` declared in the capture's ShapeEnv (its range becomes a guard)."""
     env = tracer.shape_env
+    if env is None and all(type(d) is int for d in dims):
+        return TensorType(dtype, dims)  # all sizes static
     try:
         return TensorType(dtype, tuple(env.declare(d, loc) if isinstance(d, Dim) else d for d in dims))
     except OpError as e:
