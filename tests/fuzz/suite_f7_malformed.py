@@ -9,17 +9,19 @@
     trace(fn, shapes)      TraceError
 
 Whatever parses or loads must print a text that parses back to itself, and is then run on inputs of its own
-types (graphs whose values would hold more than a million elements are not run: that is a resource limit, not
-an answer the test could check).
+types, every size symbol set to 3 (graphs whose values would hold more than a million elements are not run: that
+is a resource limit, not an answer the test could check). A graph with a while_loop or fori_loop runs under a
+timer: a mutated loop condition may never become false, as in Python, and such a run is stopped and counted.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import re
+import signal
 import tempfile
+import threading
 import time
 import warnings
 from collections import Counter
@@ -32,6 +34,7 @@ from graph_lab import (GraphExecutionError, GraphInputError, GraphLabError, Grap
                        TraceError, check_guards, load, parse, save, trace)
 from graph_lab import run as run_graph
 from graph_lab.ir.sizes import is_symbolic_graph
+from graph_lab.ir.symbolic import evaluate, free_symbols
 from graph_lab.testing.generator import generate
 from graph_lab.testing.ways import BACKENDS, PIPELINES, GraphCompiler, TracedFunction
 
@@ -148,19 +151,85 @@ def run_parsed(graph, tally, figure, label, kind):
                (), tally, figure, label, f"{kind} reprint") is False:
         figure.failures.append(f"{kind} ({label}): the printed text does not parse back to itself")
     types = graph.input_types()
-    if _has_unbounded_loop(graph):  # a mutated condition or trip count may loop for ever (as Python's may)
-        tally[f"{kind} with a while_loop or fori_loop: not run"] += 1
+    looping = _has_unbounded_loop(graph)
+    if looping and not _CAN_TIME_OUT:
+        tally[f"{kind} with a while_loop or fori_loop: not run (no SIGALRM here)"] += 1
         return
-    if is_symbolic_graph(graph):  # (its inputs' sizes would have to meet its shape guards: not run here)
-        tally[f"{kind} with symbolic sizes: not run"] += 1
+    shapes = _example_shapes(types)
+    if shapes is None:
+        tally[f"{kind} with symbolic sizes that 3 cannot stand for: not run"] += 1
         return
-    largest = max((math.prod(v.type.shape) for n in graph.nodes for v in n.outputs), default=0)
+    largest = _largest_value(graph)
     if largest > 10**6:
         tally[f"{kind} too large to run"] += 1
         return
-    inputs = {name: np.ones(t.shape, t.dtype) for name, t in types.items()}
-    attempt(lambda: run_graph(graph, inputs), (GraphExecutionError, GraphInputError), tally, figure, label,
-            f"{kind} run")
+    if is_symbolic_graph(graph):
+        tally[f"{kind} with symbolic sizes: run with each size symbol = {EXAMPLE_SIZE}"] += 1
+    inputs = {name: np.ones(shapes[name], t.dtype) for name, t in types.items()}
+    run = (lambda: run_graph(graph, inputs))
+    if not looping:
+        attempt(run, (GraphExecutionError, GraphInputError), tally, figure, label, f"{kind} run")
+        return
+    try:
+        attempt(lambda: _within_time(run), (GraphExecutionError, GraphInputError), tally, figure, label,
+                f"{kind} run")
+    except _OutOfTime:
+        tally[f"{kind} run stopped after {LOOP_SECONDS} s (a mutated loop that may never end)"] += 1
+
+
+EXAMPLE_SIZE = 3
+"""The value given to every size symbol of a parsed graph's inputs (shape guards that 3 does not meet make the
+run a documented GraphInputError)."""
+LOOP_SECONDS = 0.25
+"""How long a graph with a while_loop or fori_loop may run: a mutated condition or trip count may loop for ever,
+as a Python loop may; that is not graph_lab's error, but it must be stoppable, and it is counted."""
+_CAN_TIME_OUT = hasattr(signal, "setitimer")
+
+
+class _OutOfTime(BaseException):
+    """Raised by the timer inside a run that took longer than ``LOOP_SECONDS`` (a BaseException, so that the
+    interpreter's ``except Exception`` does not turn it into a GraphExecutionError)."""
+
+
+def _within_time(fn: Callable):
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("F7 runs loops only in a process's main thread (signals are delivered there)")
+
+    def on_alarm(signum, frame):
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, LOOP_SECONDS)
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _example_shapes(types: dict) -> dict | None:
+    """Each input's shape with every size symbol set to ``EXAMPLE_SIZE`` (None if a size comes out negative)."""
+    shapes = {}
+    for name, t in types.items():
+        sizes = {s: EXAMPLE_SIZE for s in free_symbols(tuple(t.shape))}
+        shape = tuple(d if type(d) is int else evaluate(d, sizes) for d in t.shape)
+        if any(type(d) is not int or d < 0 for d in shape):
+            return None
+        shapes[name] = shape
+    return shapes
+
+
+def _largest_value(graph) -> int:
+    """The element count of the graph's largest value, every size symbol set to ``EXAMPLE_SIZE``."""
+    largest = 0
+    for node in graph.nodes:
+        for v in node.outputs:
+            count = 1
+            for d in v.type.shape:
+                n = d if type(d) is int else evaluate(d, dict.fromkeys(free_symbols(d), EXAMPLE_SIZE))
+                count *= max(int(n), 0)
+            largest = max(largest, count)
+    return largest
 
 
 def _has_unbounded_loop(graph) -> bool:

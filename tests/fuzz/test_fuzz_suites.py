@@ -68,3 +68,27 @@ def test_f8_no_payload_ever_runs():
 def test_every_suite_has_a_large_and_a_quick_count(name):
     _, large, quick = SUITES[name]
     assert large > quick > 0
+
+
+def test_f7_stops_a_loop_that_never_ends_and_runs_symbolic_graphs():
+    """F7 runs what parses: a graph whose loop never ends is stopped by its timer and counted (not a hang, not a
+    failure); a graph with symbolic sizes runs with each size symbol set to 3, and gives NumPy's answer."""
+    from collections import Counter
+
+    import numpy as np
+
+    import suite_f7_malformed as f7
+    from fuzz_report import Figure
+    from graph_lab import F, parse, trace
+
+    endless = trace(lambda x: F.while_loop(lambda v: v.sum() > -1.0, lambda v: v + 1.0, x), {"x": (3,)})
+    symbolic = trace(lambda x: x * 2.0 + 1.0, {"x": ("B", 4)})
+    tally, figure = Counter(), Figure("F7 test")
+    f7.run_parsed(parse(str(endless)), tally, figure, "endless", "text")
+    f7.run_parsed(parse(str(symbolic)), tally, figure, "symbolic", "text")
+    assert not figure.failures, figure.failures
+    assert tally[f"text run stopped after {f7.LOOP_SECONDS} s (a mutated loop that may never end)"] == 1
+    assert tally[f"text with symbolic sizes: run with each size symbol = {f7.EXAMPLE_SIZE}"] == 1
+    assert tally["text run accepted"] == 1
+    assert f7._example_shapes(symbolic.input_types()) == {"x": (3, 4)}
+    np.testing.assert_array_equal(f7.run_graph(symbolic, {"x": np.ones((3, 4))})[0], np.full((3, 4), 3.0))
