@@ -194,6 +194,8 @@ class KernelSpec:
     """Operands written into the source as numbers (weak Python scalars, one-element constants)."""
     reduce: Node | None = None
     """A ``sum`` or ``mean`` over the inner loop (one result per row) ending the group, or None."""
+    row: Node | None = None
+    """The group's one node when it is a row op (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``)."""
 
 
 def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":

@@ -256,7 +256,9 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):
     from .cgen import kernel_source
-    return kernel_source(g.spec(graph), engine.toolchain.vector_math)
+    from .rowgen import row_kernel_source
+    source = row_kernel_source if g.row is not None else kernel_source
+    return source(g.spec(graph), engine.toolchain.vector_math)
 
 
 def precompile(graphs: list[Graph], options: FusedOptions) -> int:

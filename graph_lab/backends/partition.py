@@ -7,6 +7,9 @@ up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` u
 group's shape and nothing outside the group would need a group value before the kernel runs (the kernel runs
 where its last node was). Whether a group becomes a kernel is the cost model's decision (``cost.decide``); the
 rest of the graph stays on the ``codegen`` path. ``Partition.text()`` shows all of it.
+
+A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis is a group of its own, a *row kernel*
+(``rowgen``): it needs a whole row before it can write any element, so it is not a link in an elementwise chain.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
 from . import cgen
 from .cost import Decision, GroupCost
+from .rowgen import ROW_OPS
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
@@ -27,6 +31,35 @@ NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
 LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
                  Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
 """The libm function an op calls once per element (the cost model measures each one)."""
+REDUCTION_CALLS = 6
+"""A NumPy reduction (``np.max``, ``np.sum`` over an axis) costs about 6 ufunc calls of fixed time (1.9 us against
+0.3 us for ``np.add`` on tiny arrays, measured on the course machine); ``np.mean`` twice that (it is Python code
+in ``numpy/_core/_methods.py`` around a sum and a division)."""
+
+
+@dataclass(frozen=True)
+class RowOpCost:
+    """What a row op costs when NumPy runs its implementation (``ops/nn.py``), and in a row kernel."""
+
+    numpy_calls: int
+    """Fixed costs, in ufunc calls (a reduction counts ``REDUCTION_CALLS``)."""
+    numpy_passes: int
+    """Arrays of the input's size that NumPy's calls read or write, all together."""
+    arithmetic: int
+    """Ops per element in the kernel besides ``exp`` (a division counts 4: it is that much slower than ``*``)."""
+    libm: tuple[str, ...]
+
+
+ROW_OP_COSTS = {
+    # max (read), x - max (read, write), exp (read, write), sum (read), e / sum (read, write)
+    Op.SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 3, 8, 7, ("exp",)),
+    # max, x - max, exp, sum, log of the sums (small), shifted - log (read, write)
+    Op.LOG_SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 4, 8, 5, ("exp",)),
+    # mean (read), x - mean, c * c, mean (read), var + eps and sqrt (small), c / sqrt (read, write)
+    Op.LAYER_NORM: RowOpCost(4 * REDUCTION_CALLS + 5, 8, 9, ()),
+}
+"""Each ``weight`` or ``bias`` of a ``layer_norm`` adds one call, two passes and one kernel op."""
+
 BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
 """Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
 FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
@@ -56,6 +89,8 @@ class Group:
     """A ``sum`` or ``mean`` of one of the group's values that ends the group (see ``attach_reductions``)."""
     reduce_split: int = 0
     """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
+    row: Node | None = None
+    """The group's only node when it is a row kernel (``softmax``, ``log_softmax`` or ``layer_norm``)."""
 
     @property
     def values(self) -> set:
@@ -77,6 +112,8 @@ class Group:
         """Rows x inner split used by the kernel (the largest inner loop), or None for one flat loop."""
         if self.reduce is not None:  # one row per reduced result
             return self.reduce_split
+        if self.row is not None:  # one row per row of the last axis (a 1-D array is one row)
+            return len(self.shape) - 1
         if all(_pattern(v.type.shape, self.shape, 1) in ("full", "scalar") for v in self.inputs):
             return None
         return min(self.splits)
@@ -86,11 +123,11 @@ class Group:
         inputs = [cgen.KernelInput(v, _pattern(v.type.shape, self.shape, p if p is not None else 0))
                   for v in self.inputs]
         return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
-                               self.reduce)
+                               self.reduce, self.row)
 
     def cost(self, graph: Graph) -> GroupCost:
-        def nbytes(v: Value) -> int:
-            return v.type.size * v.type.dtype.itemsize
+        if self.row is not None:
+            return self._row_cost(graph)
         calls = numpy_bytes = arithmetic = 0
         libm: list[str] = []
         for node in self.nodes:
@@ -105,6 +142,16 @@ class Group:
         kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
         return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
                          len(self.inputs) + len(outputs), kernel_bytes, self._after_blas(graph))
+
+    def _row_cost(self, graph: Graph) -> GroupCost:
+        node = self.row
+        row_cost = ROW_OP_COSTS[node.op]
+        affine = node.inputs[1:]  # a layer_norm's weight and bias
+        calls = row_cost.numpy_calls + len(affine)
+        numpy_bytes = (row_cost.numpy_passes + 2 * len(affine)) * nbytes(node.output) + sum(map(nbytes, affine))
+        kernel_bytes = sum(map(nbytes, self.inputs)) + nbytes(node.output)
+        return GroupCost(self.elements, calls, numpy_bytes, row_cost.libm, row_cost.arithmetic + len(affine),
+                         len(self.inputs) + 1, kernel_bytes, self._after_blas(graph))
 
     def _after_blas(self, graph: Graph) -> bool:
         for node in graph.nodes:
@@ -135,9 +182,15 @@ def _splits(shape: tuple[int, ...], loop: tuple[int, ...]) -> set[int]:
     return {p for p in range(1, len(loop)) if _pattern(shape, loop, p) is not None}
 
 
+def nbytes(v: Value) -> int:
+    return v.type.size * v.type.dtype.itemsize
+
+
 def why_not(node: Node) -> str | None:
     """Why ``node`` cannot be in a kernel, or None when it can."""
     definition = opdef(node.op)
+    if node.op in ROW_OPS:
+        return why_not_row(node)
     if node.op not in cgen.C_OPS:
         return f"no kernel expression for {node.op} ({definition.family})"
     out = node.output.type
@@ -155,6 +208,26 @@ def why_not(node: Node) -> str | None:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
         return "clip with array bounds (only scalar bounds are fused: NumPy's two clip loops differ on ties)"
+    return None
+
+
+def why_not_row(node: Node) -> str | None:
+    """Why a ``softmax``, ``log_softmax`` or ``layer_norm`` cannot be a row kernel, or None when it can."""
+    out = node.output.type
+    if out.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return f"{node.op} in {out.dtype} (row kernels compute in float32 or float64)"
+    if out.size == 0:
+        return "an empty result: nothing to loop over"
+    if node.op != Op.LAYER_NORM and node.attrs["axis"] != out.ndim - 1:
+        return (f"{node.op} over axis {node.attrs['axis']} of {out.ndim}: a row kernel runs over the last "
+                f"(contiguous) axis")
+    for v in node.inputs:
+        if v.type.weak is not None or v.type.dtype != out.dtype:
+            return f"an operand of {v.type} (a row kernel reads arrays of its result's dtype, {out.dtype})"
+        if _pattern(v.type.shape, out.shape, out.ndim - 1) is None:
+            return f"an operand of shape {list(v.type.shape)} that does not line up with the rows"
+    if node.op == Op.LAYER_NORM and not cgen.literal_ok(node.attrs["eps"]):
+        return "eps is NaN"
     return None
 
 
@@ -191,7 +264,11 @@ class Partition:
         for grp in self.groups:
             ops = ", ".join(str(n.op) for n in grp.nodes)
             dtype = ",".join(sorted({str(n.output.type.dtype) for n in grp.nodes}))
-            loop = "flat loop" if grp.split() is None else f"rows x inner at axis {grp.split()}"
+            if grp.row is not None:
+                rows = int(np.prod(grp.shape[:-1]))
+                loop = f"row kernel ({rows} row{'s' if rows > 1 else ''} of {grp.shape[-1]})"
+            else:
+                loop = "flat loop" if grp.split() is None else f"rows x inner at axis {grp.split()}"
             decision = grp.decision.reason if grp.decision is not None else "not decided"
             lines.append(f"  group {grp.index}: {len(grp.nodes)} ops ({ops}) on {grp.elements} {dtype} elements, "
                          f"{loop}, {len(grp.inputs)} input array(s): {decision}")
@@ -210,6 +287,11 @@ def partition(graph: Graph) -> Partition:
         reason = why_not(node)
         if reason is not None:
             reasons[id(node)] = reason
+            continue
+        if node.op in ROW_OPS:  # a group of its own; no node joins it (see the module's docstring)
+            inputs = list(dict.fromkeys(node.inputs))
+            groups.append(Group(len(groups), [node], node.output.type.shape, {node.output.type.ndim - 1},
+                                inputs, row=node))
             continue
         owners = list(dict.fromkeys(group_of[id(v.node)] for v in node.inputs if id(v.node) in group_of))
         joined = None
