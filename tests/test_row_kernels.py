@@ -208,6 +208,67 @@ def test_mixed_dtypes_and_integer_inputs_stay_on_codegen():
     assert_bits(compiled(x, w), [F.layer_norm(x, w)], "mixed dtypes")
 
 
+# --- elementwise ops before a row op: one kernel
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_residual_add_and_layer_norm_are_one_kernel_bit_for_bit(dtype):
+    def block(x, r, w, b):
+        h = x + r * 0.5 + b  # a residual and a bias [C]; h is also returned: the kernel writes it too
+        return h, F.layer_norm(h, w, b)
+
+    for k, n in enumerate([1, 7, 64, 129, 512, 1000]):
+        shape = shape_for(n, k + 1)
+        g = trace(block, {"x": (shape, dtype), "r": (shape, dtype), "w": ((n,), dtype), "b": ((n,), dtype)})
+        compiled = compile_graph(g, "fused", options=options(1 + k % 2))
+        if HAVE_COMPILER:
+            (group,) = compiled.kernels
+            assert [str(node.op) for node in group.nodes] == ["mul", "add", "add", "layer_norm"]
+            assert len(group.outputs(compiled.graph)) == 2 and f"row kernel ({int(np.prod(shape[:-1]))} row" in \
+                compiled.partition.text()
+        x, r = special_rows(n, dtype)[: int(np.prod(shape[:-1]))].reshape(shape), scaled_normal(shape, dtype)
+        w, b = RNG.standard_normal(n).astype(dtype), RNG.standard_normal(n).astype(dtype)
+        with np.errstate(all="ignore"):
+            expected = [np.asarray(v) for v in block(x, r, w, b)]
+            got = compiled(x, r, w, b)
+        assert_bits(got, expected, f"{dtype} {shape}")
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAX_LIKE))
+def test_a_masked_softmax_is_one_kernel_with_numpy_s_nan_pattern(name):
+    fn = SOFTMAX_LIKE[name]
+
+    def masked(x, mask):
+        return fn(np.where(mask, x * 0.125, -np.inf))
+
+    for k, n in enumerate([1, 5, 128, 300]):
+        shape = shape_for(n, k)
+        g = trace(masked, {"x": (shape, "float32"), "mask": (shape, "bool")})
+        compiled = compile_graph(g, "fused", options=options(2))
+        if HAVE_COMPILER:
+            assert [[str(node.op) for node in grp.nodes] for grp in compiled.kernels] == [["mul", "where", name]]
+        x = scaled_normal(shape, "float32")
+        mask = RNG.uniform(size=shape) < 0.7
+        mask.reshape(-1, n)[0] = False  # a row all masked: all -inf, all NaN
+        with np.errstate(all="ignore"):
+            expected = masked(x, mask)
+            got = compiled(x, mask)
+        assert np.isnan(expected.reshape(-1, n)[0]).all()
+        assert_close(got, [expected], f"{name} {shape}", "fused")
+
+
+def test_a_value_read_before_the_row_op_keeps_the_row_op_in_a_group_of_its_own():
+    def fn(x, w):
+        h = x * 2.0
+        return (h @ w).sum(), F.softmax(h)  # the matmul needs h before the softmax runs
+
+    g = trace(fn, {"x": ((32, 64), "float64"), "w": ((64, 3), "float64")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    assert [[str(n.op) for n in grp.nodes] for grp in compiled.partition.groups] == [["mul"], ["softmax"]]
+    x, w = RNG.standard_normal((32, 64)), RNG.standard_normal((64, 3))
+    assert_close(compiled(x, w), [np.asarray(v) for v in fn(x, w)], "separate groups", "fused")
+
+
 # --- the cost model and the partition text
 
 

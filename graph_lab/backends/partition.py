@@ -8,8 +8,9 @@ group's shape and nothing outside the group would need a group value before the 
 where its last node was). Whether a group becomes a kernel is the cost model's decision (``cost.decide``); the
 rest of the graph stays on the ``codegen`` path. ``Partition.text()`` shows all of it.
 
-A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis is a group of its own, a *row kernel*
-(``rowgen``): it needs a whole row before it can write any element, so it is not a link in an elementwise chain.
+A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis makes a *row kernel* (``rowgen``): it needs a
+whole row before it can write any element, so it ends a group: it joins the group that computes its operand when
+that group's loop runs over the same rows (``where`` before a ``softmax``), else it is a group of its own.
 """
 
 from __future__ import annotations
@@ -126,11 +127,18 @@ class Group:
                                self.reduce, self.row)
 
     def cost(self, graph: Graph) -> GroupCost:
-        if self.row is not None:
-            return self._row_cost(graph)
         calls = numpy_bytes = arithmetic = 0
         libm: list[str] = []
         for node in self.nodes:
+            if node is self.row:
+                row_cost = ROW_OP_COSTS[node.op]
+                affine = node.inputs[1:]  # a layer_norm's weight and bias
+                calls += row_cost.numpy_calls + len(affine)
+                numpy_bytes += ((row_cost.numpy_passes + 2 * len(affine)) * nbytes(node.output)
+                                + sum(map(nbytes, affine)))
+                libm += row_cost.libm
+                arithmetic += row_cost.arithmetic + len(affine)
+                continue
             k = NUMPY_CALLS.get(node.op, 1)
             calls += k
             moved = sum(nbytes(v) for v in node.inputs if v.type.weak is None) + nbytes(node.output)
@@ -142,16 +150,6 @@ class Group:
         kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
         return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
                          len(self.inputs) + len(outputs), kernel_bytes, self._after_blas(graph))
-
-    def _row_cost(self, graph: Graph) -> GroupCost:
-        node = self.row
-        row_cost = ROW_OP_COSTS[node.op]
-        affine = node.inputs[1:]  # a layer_norm's weight and bias
-        calls = row_cost.numpy_calls + len(affine)
-        numpy_bytes = (row_cost.numpy_passes + 2 * len(affine)) * nbytes(node.output) + sum(map(nbytes, affine))
-        kernel_bytes = sum(map(nbytes, self.inputs)) + nbytes(node.output)
-        return GroupCost(self.elements, calls, numpy_bytes, row_cost.libm, row_cost.arithmetic + len(affine),
-                         len(self.inputs) + 1, kernel_bytes, self._after_blas(graph))
 
     def _after_blas(self, graph: Graph) -> bool:
         for node in graph.nodes:
@@ -288,10 +286,14 @@ def partition(graph: Graph) -> Partition:
         if reason is not None:
             reasons[id(node)] = reason
             continue
-        if node.op in ROW_OPS:  # a group of its own; no node joins it (see the module's docstring)
-            inputs = list(dict.fromkeys(node.inputs))
-            groups.append(Group(len(groups), [node], node.output.type.shape, {node.output.type.ndim - 1},
-                                inputs, row=node))
+        if node.op in ROW_OPS:  # it ends a group: nothing joins it (see the module's docstring)
+            owner = group_of.get(id(node.inputs[0].node))
+            if owner is not None and _can_end_with_row(owner, node, position):
+                _add(owner, node)
+                owner.row, owner.splits = node, {node.output.type.ndim - 1}
+            else:
+                groups.append(Group(len(groups), [node], node.output.type.shape, {node.output.type.ndim - 1},
+                                    list(dict.fromkeys(node.inputs)), row=node))
             continue
         owners = list(dict.fromkeys(group_of[id(v.node)] for v in node.inputs if id(v.node) in group_of))
         joined = None
@@ -348,6 +350,8 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
     v = node.inputs[0]
     if grp.reduce is not None:
         return "the group has no reduction yet"
+    if grp.row is not None:
+        return f"the group does not end with a {grp.row.op} already"
     if set(node.attrs) != {"axis", "keepdims"}:
         return "it has no other attribute"
     if node.output.type.dtype != v.type.dtype or v.type.dtype.kind != "f":
@@ -376,15 +380,30 @@ def _external(grp: Group, node: Node) -> list[Value]:
     return [v for v in node.inputs if v not in members and v.type.weak is None]
 
 
-def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
-    if node.output.type.shape != grp.shape or len(grp.nodes) >= MAX_GROUP_NODES:
-        return False
+def _read_early(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    """Is a value of the group read outside it before ``node``? (The kernel runs where its last node is: if
+    ``node`` joined, that reader would run before the value exists.)"""
     here = position[id(node)]
     members = {id(n) for n in grp.nodes}
-    for member in grp.nodes:  # a user outside the group that runs before the kernel would miss the value
-        for v in member.outputs:
-            if any(id(u) not in members and u is not node and position[id(u)] < here for u in v.users):
-                return False
+    return any(id(u) not in members and u is not node and position[id(u)] < here
+               for member in grp.nodes for v in member.outputs for u in v.users)
+
+
+def _can_end_with_row(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    """Can the row op ``node`` end ``grp``, the group computing its operand? Only if the group's loop can run over
+    the same rows (every operand lines up with them) and its weight and bias come from outside the group."""
+    split = node.output.type.ndim - 1
+    return (grp.row is None and grp.reduce is None and grp.shape == node.output.type.shape
+            and len(grp.nodes) < MAX_GROUP_NODES and not _read_early(grp, node, position)
+            and all(_pattern(v.type.shape, grp.shape, split) is not None for v in grp.inputs)
+            and not any(v in grp.values for v in node.inputs[1:]))
+
+
+def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    if node.output.type.shape != grp.shape or len(grp.nodes) >= MAX_GROUP_NODES or grp.row is not None:
+        return False
+    if _read_early(grp, node, position):  # a user outside the group that runs before the kernel would miss it
+        return False
     splits = set(grp.splits)
     for v in _external(grp, node):
         if _pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar"):
@@ -396,7 +415,7 @@ def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
 
 def _can_merge(owners: list[Group], node: Node, position: dict[int, int]) -> bool:
     """Can the groups that ``node`` reads from become one group, with ``node`` in it?"""
-    if any(g.shape != owners[0].shape for g in owners):
+    if any(g.shape != owners[0].shape or g.row is not None for g in owners):
         return False
     combined = Group(-1, sorted((n for g in owners for n in g.nodes), key=lambda n: position[id(n)]),
                      owners[0].shape, set.intersection(*(g.splits for g in owners)),
