@@ -6,7 +6,7 @@
     print(cg.source)                # the Python that calls the kernels: v9 = kernel0(v3)
 
 How a graph becomes kernels: ``partition`` groups the elementwise nodes (a ``softmax``, ``log_softmax`` or
-``layer_norm`` over the last axis is a *row kernel* of its own, see ``rowgen``), ``cost.decide`` keeps the groups whose
+``layer_norm`` over the last axis makes a *row kernel*, see ``rowgen``), ``cost.decide`` keeps the groups whose
 kernel is predicted to pay off (measured call overheads and bandwidths, threads), ``cgen`` writes each kept
 group as a C function, ``toolchain`` compiles them into one library (cached on disk) and loads it with ctypes.
 Everything else is ``codegen``'s straight-line NumPy, with its buffer reuse.
