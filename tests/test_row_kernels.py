@@ -269,6 +269,24 @@ def test_a_value_read_before_the_row_op_keeps_the_row_op_in_a_group_of_its_own()
     assert_close(compiled(x, w), [np.asarray(v) for v in fn(x, w)], "separate groups", "fused")
 
 
+def test_a_chain_of_row_kernels_writing_into_reused_buffers():
+    def chain(x, w, b):
+        a = F.layer_norm(x @ w, b, b)
+        t = F.layer_norm(F.log_softmax(a) + x)
+        return F.softmax(t) @ w, a
+
+    g = trace(chain, {"x": ((64, 32), "float32"), "w": ((32, 32), "float32"), "b": ((32,), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)  # (min_buffer_bytes=0: every dead buffer is reused)
+    if HAVE_COMPILER:
+        assert len(compiled.kernels) == 4 and "into the buffer of" in compiled.source
+    x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in [(64, 32), (32, 32), (32,)])
+    for _ in range(2):  # the second call finds the buffers of the first
+        got = compiled(x, w, b)
+        expected = chain(x, w, b)
+        assert_close(got, list(expected), "chain", "fused")
+        assert_bits(got[1:], [expected[1]], "the first layer_norm")
+
+
 # --- the cost model and the partition text
 
 
