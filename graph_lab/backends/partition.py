@@ -22,7 +22,7 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
 from . import cgen
-from .cost import Decision, GroupCost
+from .cost import ROW_OP_COSTS, Decision, GroupCost
 from .rowgen import ROW_OPS
 
 MAX_GROUP_NODES = 64
@@ -32,35 +32,6 @@ NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
 LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
                  Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
 """The libm function an op calls once per element (the cost model measures each one)."""
-REDUCTION_CALLS = 6
-"""A NumPy reduction (``np.max``, ``np.sum`` over an axis) costs about 6 ufunc calls of fixed time (1.9 us against
-0.3 us for ``np.add`` on tiny arrays, measured on the course machine); ``np.mean`` twice that (it is Python code
-in ``numpy/_core/_methods.py`` around a sum and a division)."""
-
-
-@dataclass(frozen=True)
-class RowOpCost:
-    """What a row op costs when NumPy runs its implementation (``ops/nn.py``), and in a row kernel."""
-
-    numpy_calls: int
-    """Fixed costs, in ufunc calls (a reduction counts ``REDUCTION_CALLS``)."""
-    numpy_passes: int
-    """Arrays of the input's size that NumPy's calls read or write, all together."""
-    arithmetic: int
-    """Ops per element in the kernel besides ``exp`` (a division counts 4: it is that much slower than ``*``)."""
-    libm: tuple[str, ...]
-
-
-ROW_OP_COSTS = {
-    # max (read), x - max (read, write), exp (read, write), sum (read), e / sum (read, write)
-    Op.SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 3, 8, 7, ("exp",)),
-    # max, x - max, exp, sum, log of the sums (small), shifted - log (read, write)
-    Op.LOG_SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 4, 8, 5, ("exp",)),
-    # mean (read), x - mean, c * c, mean (read), var + eps and sqrt (small), c / sqrt (read, write)
-    Op.LAYER_NORM: RowOpCost(4 * REDUCTION_CALLS + 5, 8, 9, ()),
-}
-"""Each ``weight`` or ``bias`` of a ``layer_norm`` adds one call, two passes and one kernel op."""
-
 BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
 """Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
 FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
