@@ -62,7 +62,8 @@ class Group:
     reduce_split: int = 0
     """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
     row: Node | None = None
-    """The group's only node when it is a row kernel (``softmax``, ``log_softmax`` or ``layer_norm``)."""
+    """A ``softmax``, ``log_softmax`` or ``layer_norm`` ending the group (its last node), or None: the kernel is then
+    a row kernel (``rowgen``), the elementwise nodes before it computing its operand."""
 
     @property
     def values(self) -> set:
@@ -257,7 +258,7 @@ def partition(graph: Graph) -> Partition:
         if reason is not None:
             reasons[id(node)] = reason
             continue
-        if node.op in ROW_OPS:  # it ends a group: nothing joins it (see the module's docstring)
+        if node.op in ROW_OPS:  # it ends a group, which nothing joins afterwards (see the module's docstring)
             owner = group_of.get(id(node.inputs[0].node))
             if owner is not None and _can_end_with_row(owner, node, position):
                 _add(owner, node)
