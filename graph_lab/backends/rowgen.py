@@ -123,7 +123,8 @@ def row_kernel_source(spec: KernelSpec, vector_math: bool) -> CKernel:
                                     term=term.format(exp=c_function("exp", ctype)))
                 for name, term in TERMS.items() if f"gl_sum_of_{name}_{suffix}(" in text]
     declarations = math_declarations(code.used_math | {"exp", "log"}, text + "\n".join(helpers), vector_math)
-    name = "k_" + hashlib.sha256((signature + text + str(vector_math)).encode()).hexdigest()[:20]
+    whole = signature + text + "\n".join(helpers) + str(vector_math)  # (a changed helper is a new kernel)
+    name = "k_" + hashlib.sha256(whole.encode()).hexdigest()[:20]
     kernel = CKernel(name, declarations + tuple(helpers), f"void {name}{signature} {{\n{text}\n}}\n",
                      len(spec.inputs), len(spec.outputs), True)
     check_c_source(kernel.translation_unit())
