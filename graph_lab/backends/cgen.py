@@ -194,10 +194,29 @@ class KernelSpec:
     """Operands written into the source as numbers (weak Python scalars, one-element constants)."""
     reduce: Node | None = None
     """A ``sum`` or ``mean`` over the inner loop (one result per row) ending the group, or None."""
+    row: Node | None = None
+    """The group's one node when it is a row op (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``)."""
 
 
-def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
-    """The kernel function for ``spec``; its name is a hash of its text, so equal kernels are compiled once."""
+@dataclass
+class ElementCode:
+    """The C of a group's elementwise nodes for element j of row i: what every kind of kernel starts from."""
+
+    params: list[str]
+    """The kernel's parameters: ``begin, end[, inner]``, then ``in0 ..`` and ``out0 ..``."""
+    row_setup: list[str]
+    """Reads done once per row (a scalar or column operand)."""
+    body: list[str]
+    """Reads of element j, one line per node (``t3 = ...``), and the writes of the group's outputs."""
+    names: dict[Value, str]
+    """The C variable holding each value in ``body`` (``a0``, ``t3``)."""
+    used_math: set[str]
+    """The libm functions ``body`` calls."""
+
+
+def element_code(spec: KernelSpec) -> ElementCode:
+    """The elementwise part of ``spec``: every node but the reduction or row op that ends the group (the kernel
+    writes that one's result itself)."""
     names: dict[Value, str] = {}
     body: list[str] = []
     params = ["int64_t begin", "int64_t end"] + (["int64_t inner"] if spec.two_d else [])
@@ -216,8 +235,9 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
     for k, v in enumerate(spec.outputs):
         params.append(f"{C_TYPES[v.type.dtype]}* restrict out{k}")
     used_math: set[str] = set()
+    last = [n for n in (spec.reduce, spec.row) if n is not None]
     for n, node in enumerate(spec.nodes):
-        if node is spec.reduce:
+        if node in last:
             continue
         ctype = C_TYPES[node.output.type.dtype]
         operand_type = C_TYPES[compute_dtype(node)]
@@ -242,9 +262,16 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
         body.append(f"{ctype} t{n} = ({ctype}){expression};")
         names[node.output] = f"t{n}"
     for k, v in enumerate(spec.outputs):
-        if spec.reduce is None or v is not spec.reduce.output:
+        if all(v is not n.output for n in last):
             body.append(f"out{k}[{'i * inner + j' if spec.two_d else 'j'}] = {names[v]};")
+    return ElementCode(params, row_setup, body, names, used_math)
 
+
+def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
+    """The kernel function for ``spec``; its name is a hash of its text, so equal kernels are compiled once."""
+    code = element_code(spec)
+    params, row_setup, body, names, used_math = (code.params, code.row_setup, code.body, code.names,
+                                                 code.used_math)
     lines = []
     if spec.reduce is not None:
         return _reduction_kernel(spec, params, row_setup, body, names, used_math, vector_math)

@@ -18,6 +18,12 @@ twice: alone, and right after a matrix product, because OpenBLAS's worker thread
 one; a kernel's second thread then fights them for the CPUs (on the 2-CPU course machine a GELU after a matmul
 took 4.6 ms on two threads and 1.1 ms on one).
 
+A row kernel (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``) is predicted by the same formulas,
+with NumPy's side taken from ``ROW_OP_COSTS``: its reductions cost several ufunc calls each, and its calls pass
+over the whole array about 8 times, where the kernel reads and writes each array once (the passes over a row
+hit the cache). On [128, 512] float32 the model predicts 23-25 us against NumPy's 120-160 us (measured: 37 us
+against 110-130 us); two threads do not pay there and pay on [4096, 1024].
+
 A group is fused only when the kernel is predicted to take at most ``MARGIN`` of NumPy's time, and never below
 ``MIN_ELEMENTS``: there one ctypes call costs as much as NumPy's whole work, so small graphs are never slower
 than ``codegen``. Decisions are a pure function of the calibration and the group: tests pass a ``Calibration``
@@ -31,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..ops import Op
 
 MARGIN = 0.8
 """Fuse when the kernel is predicted to take at most this fraction of NumPy's time."""
@@ -109,6 +117,40 @@ class GroupCost:
     """Bytes the kernel reads and writes: each input and output once."""
     after_blas: bool = False
     """The graph runs a matrix product (BLAS) before this group."""
+
+
+# --- what NumPy and a kernel pay for a row op (softmax, log_softmax, layer_norm)
+
+
+REDUCTION_CALLS = 6
+"""A NumPy reduction (``np.max``, ``np.sum`` over an axis) costs about 6 ufunc calls of fixed time (1.9 us against
+0.3 us for ``np.add`` on tiny arrays, measured on the course machine); ``np.mean`` twice that (it is Python code
+in ``numpy/_core/_methods.py`` around a sum and a division)."""
+
+
+@dataclass(frozen=True)
+class RowOpCost:
+    """What a row op costs when NumPy runs its implementation (``ops/nn.py``), and in a row kernel."""
+
+    numpy_calls: int
+    """Fixed costs, in ufunc calls (a reduction counts ``REDUCTION_CALLS``)."""
+    numpy_passes: int
+    """Arrays of the input's size that NumPy's calls read or write, all together."""
+    arithmetic: int
+    """Ops per element in the kernel besides ``exp`` (a division counts 4: it is that much slower than ``*``)."""
+    libm: tuple[str, ...]
+    """The libm function each element goes through, in NumPy and in the kernel alike (``exp`` for softmax)."""
+
+
+ROW_OP_COSTS = {
+    # max (read), x - max (read, write), exp (read, write), sum (read), e / sum (read, write)
+    Op.SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 3, 8, 7, ("exp",)),
+    # max, x - max, exp, sum, log of the sums (small), shifted - log (read, write)
+    Op.LOG_SOFTMAX: RowOpCost(2 * REDUCTION_CALLS + 4, 8, 5, ("exp",)),
+    # mean (read), x - mean, c * c, mean (read), var + eps and sqrt (small), c / sqrt (read, write)
+    Op.LAYER_NORM: RowOpCost(4 * REDUCTION_CALLS + 5, 8, 9, ()),
+}
+"""Each ``weight`` or ``bias`` of a ``layer_norm`` adds one call, two passes and one kernel op."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
     print(cg.kernel_source)         # the C
     print(cg.source)                # the Python that calls the kernels: v9 = kernel0(v3)
 
-How a graph becomes kernels: ``partition`` groups the elementwise nodes, ``cost.decide`` keeps the groups whose
+How a graph becomes kernels: ``partition`` groups the elementwise nodes (a ``softmax``, ``log_softmax`` or
+``layer_norm`` over the last axis makes a *row kernel*, see ``rowgen``), ``cost.decide`` keeps the groups whose
 kernel is predicted to pay off (measured call overheads and bandwidths, threads), ``cgen`` writes each kept
 group as a C function, ``toolchain`` compiles them into one library (cached on disk) and loads it with ctypes.
 Everything else is ``codegen``'s straight-line NumPy, with its buffer reuse.
@@ -15,8 +16,9 @@ allocates its outputs, and runs the loop on one thread or splits it over two (ct
 other shapes than the graph was compiled for raise ``GraphExecutionError`` instead of reading out of bounds.
 
 Where no C compiler is found, or a kernel fails to compile, the backend says so once (``FusedFallbackWarning``)
-and runs as ``codegen``. Results: bit for bit NumPy's for arithmetic, comparisons and selections; within the
-tolerance documented in the README for the transcendental functions (libmvec is not NumPy's libm).
+and runs as ``codegen``. Results: bit for bit NumPy's for arithmetic, comparisons, selections, fused sums and
+means, and ``layer_norm``; within the tolerance documented in ``tolerance.py`` for the transcendental functions
+and so for ``softmax`` and ``log_softmax`` (libmvec is not NumPy's libm).
 """
 
 from __future__ import annotations
@@ -256,7 +258,9 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):
     from .cgen import kernel_source
-    return kernel_source(g.spec(graph), engine.toolchain.vector_math)
+    from .rowgen import row_kernel_source
+    source = row_kernel_source if g.row is not None else kernel_source
+    return source(g.spec(graph), engine.toolchain.vector_math)
 
 
 def precompile(graphs: list[Graph], options: FusedOptions) -> int:

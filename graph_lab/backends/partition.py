@@ -7,6 +7,10 @@ up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` u
 group's shape and nothing outside the group would need a group value before the kernel runs (the kernel runs
 where its last node was). Whether a group becomes a kernel is the cost model's decision (``cost.decide``); the
 rest of the graph stays on the ``codegen`` path. ``Partition.text()`` shows all of it.
+
+A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis makes a *row kernel* (``rowgen``): it needs a
+whole row before it can write any element, so it ends a group: it joins the group that computes its operand when
+that group's loop runs over the same rows (``where`` before a ``softmax``), else it is a group of its own.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
 from . import cgen
-from .cost import Decision, GroupCost
+from .cost import ROW_OP_COSTS, Decision, GroupCost
+from .rowgen import ROW_OPS
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
@@ -56,6 +61,9 @@ class Group:
     """A ``sum`` or ``mean`` of one of the group's values that ends the group (see ``attach_reductions``)."""
     reduce_split: int = 0
     """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
+    row: Node | None = None
+    """A ``softmax``, ``log_softmax`` or ``layer_norm`` ending the group (its last node), or None: the kernel is then
+    a row kernel (``rowgen``), the elementwise nodes before it computing its operand."""
 
     @property
     def values(self) -> set:
@@ -77,6 +85,8 @@ class Group:
         """Rows x inner split used by the kernel (the largest inner loop), or None for one flat loop."""
         if self.reduce is not None:  # one row per reduced result
             return self.reduce_split
+        if self.row is not None:  # one row per row of the last axis (a 1-D array is one row)
+            return len(self.shape) - 1
         if all(_pattern(v.type.shape, self.shape, 1) in ("full", "scalar") for v in self.inputs):
             return None
         return min(self.splits)
@@ -86,14 +96,21 @@ class Group:
         inputs = [cgen.KernelInput(v, _pattern(v.type.shape, self.shape, p if p is not None else 0))
                   for v in self.inputs]
         return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
-                               self.reduce)
+                               self.reduce, self.row)
 
     def cost(self, graph: Graph) -> GroupCost:
-        def nbytes(v: Value) -> int:
-            return v.type.size * v.type.dtype.itemsize
         calls = numpy_bytes = arithmetic = 0
         libm: list[str] = []
         for node in self.nodes:
+            if node is self.row:
+                row_cost = ROW_OP_COSTS[node.op]
+                affine = node.inputs[1:]  # a layer_norm's weight and bias
+                calls += row_cost.numpy_calls + len(affine)
+                numpy_bytes += ((row_cost.numpy_passes + 2 * len(affine)) * nbytes(node.output)
+                                + sum(map(nbytes, affine)))
+                libm += row_cost.libm
+                arithmetic += row_cost.arithmetic + len(affine)
+                continue
             k = NUMPY_CALLS.get(node.op, 1)
             calls += k
             moved = sum(nbytes(v) for v in node.inputs if v.type.weak is None) + nbytes(node.output)
@@ -135,9 +152,15 @@ def _splits(shape: tuple[int, ...], loop: tuple[int, ...]) -> set[int]:
     return {p for p in range(1, len(loop)) if _pattern(shape, loop, p) is not None}
 
 
+def nbytes(v: Value) -> int:
+    return v.type.size * v.type.dtype.itemsize
+
+
 def why_not(node: Node) -> str | None:
     """Why ``node`` cannot be in a kernel, or None when it can."""
     definition = opdef(node.op)
+    if node.op in ROW_OPS:
+        return why_not_row(node)
     if node.op not in cgen.C_OPS:
         return f"no kernel expression for {node.op} ({definition.family})"
     out = node.output.type
@@ -155,6 +178,26 @@ def why_not(node: Node) -> str | None:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
         return "clip with array bounds (only scalar bounds are fused: NumPy's two clip loops differ on ties)"
+    return None
+
+
+def why_not_row(node: Node) -> str | None:
+    """Why a ``softmax``, ``log_softmax`` or ``layer_norm`` cannot be a row kernel, or None when it can."""
+    out = node.output.type
+    if out.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return f"{node.op} in {out.dtype} (row kernels compute in float32 or float64)"
+    if out.size == 0:
+        return "an empty result: nothing to loop over"
+    if node.op != Op.LAYER_NORM and node.attrs["axis"] != out.ndim - 1:
+        return (f"{node.op} over axis {node.attrs['axis']} of {out.ndim}: a row kernel runs over the last "
+                f"(contiguous) axis")
+    for v in node.inputs:
+        if v.type.weak is not None or v.type.dtype != out.dtype:
+            return f"an operand of {v.type} (a row kernel reads arrays of its result's dtype, {out.dtype})"
+        if _pattern(v.type.shape, out.shape, out.ndim - 1) is None:
+            return f"an operand of shape {list(v.type.shape)} that does not line up with the rows"
+    if node.op == Op.LAYER_NORM and not cgen.literal_ok(node.attrs["eps"]):
+        return "eps is NaN"
     return None
 
 
@@ -191,7 +234,11 @@ class Partition:
         for grp in self.groups:
             ops = ", ".join(str(n.op) for n in grp.nodes)
             dtype = ",".join(sorted({str(n.output.type.dtype) for n in grp.nodes}))
-            loop = "flat loop" if grp.split() is None else f"rows x inner at axis {grp.split()}"
+            if grp.row is not None:
+                rows = int(np.prod(grp.shape[:-1]))
+                loop = f"row kernel ({rows} row{'s' if rows > 1 else ''} of {grp.shape[-1]})"
+            else:
+                loop = "flat loop" if grp.split() is None else f"rows x inner at axis {grp.split()}"
             decision = grp.decision.reason if grp.decision is not None else "not decided"
             lines.append(f"  group {grp.index}: {len(grp.nodes)} ops ({ops}) on {grp.elements} {dtype} elements, "
                          f"{loop}, {len(grp.inputs)} input array(s): {decision}")
@@ -210,6 +257,15 @@ def partition(graph: Graph) -> Partition:
         reason = why_not(node)
         if reason is not None:
             reasons[id(node)] = reason
+            continue
+        if node.op in ROW_OPS:  # it ends a group, which nothing joins afterwards (see the module's docstring)
+            owner = group_of.get(id(node.inputs[0].node))
+            if owner is not None and _can_end_with_row(owner, node, position):
+                _add(owner, node)
+                owner.row, owner.splits = node, {node.output.type.ndim - 1}
+            else:
+                groups.append(Group(len(groups), [node], node.output.type.shape, {node.output.type.ndim - 1},
+                                    list(dict.fromkeys(node.inputs)), row=node))
             continue
         owners = list(dict.fromkeys(group_of[id(v.node)] for v in node.inputs if id(v.node) in group_of))
         joined = None
@@ -266,6 +322,8 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
     v = node.inputs[0]
     if grp.reduce is not None:
         return "the group has no reduction yet"
+    if grp.row is not None:
+        return f"the group does not end with a {grp.row.op} already"
     if set(node.attrs) != {"axis", "keepdims"}:
         return "it has no other attribute"
     if node.output.type.dtype != v.type.dtype or v.type.dtype.kind != "f":
@@ -294,15 +352,30 @@ def _external(grp: Group, node: Node) -> list[Value]:
     return [v for v in node.inputs if v not in members and v.type.weak is None]
 
 
-def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
-    if node.output.type.shape != grp.shape or len(grp.nodes) >= MAX_GROUP_NODES:
-        return False
+def _read_early(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    """Is a value of the group read outside it before ``node``? (The kernel runs where its last node is: if
+    ``node`` joined, that reader would run before the value exists.)"""
     here = position[id(node)]
     members = {id(n) for n in grp.nodes}
-    for member in grp.nodes:  # a user outside the group that runs before the kernel would miss the value
-        for v in member.outputs:
-            if any(id(u) not in members and u is not node and position[id(u)] < here for u in v.users):
-                return False
+    return any(id(u) not in members and u is not node and position[id(u)] < here
+               for member in grp.nodes for v in member.outputs for u in v.users)
+
+
+def _can_end_with_row(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    """Can the row op ``node`` end ``grp``, the group computing its operand? Only if the group's loop can run over
+    the same rows (every operand lines up with them) and its weight and bias come from outside the group."""
+    split = node.output.type.ndim - 1
+    return (grp.row is None and grp.reduce is None and grp.shape == node.output.type.shape
+            and len(grp.nodes) < MAX_GROUP_NODES and not _read_early(grp, node, position)
+            and all(_pattern(v.type.shape, grp.shape, split) is not None for v in grp.inputs)
+            and not any(v in grp.values for v in node.inputs[1:]))
+
+
+def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
+    if node.output.type.shape != grp.shape or len(grp.nodes) >= MAX_GROUP_NODES or grp.row is not None:
+        return False
+    if _read_early(grp, node, position):  # a user outside the group that runs before the kernel would miss it
+        return False
     splits = set(grp.splits)
     for v in _external(grp, node):
         if _pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar"):
@@ -314,7 +387,7 @@ def _can_join(grp: Group, node: Node, position: dict[int, int]) -> bool:
 
 def _can_merge(owners: list[Group], node: Node, position: dict[int, int]) -> bool:
     """Can the groups that ``node`` reads from become one group, with ``node`` in it?"""
-    if any(g.shape != owners[0].shape for g in owners):
+    if any(g.shape != owners[0].shape or g.row is not None for g in owners):
         return False
     combined = Group(-1, sorted((n for g in owners for n in g.nodes), key=lambda n: position[id(n)]),
                      owners[0].shape, set.intersection(*(g.splits for g in owners)),

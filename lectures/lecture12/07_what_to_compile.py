@@ -211,9 +211,15 @@ def demo4_partition():
     print(compiled.partition.text())
     kernels = compiled.kernels
     print(f"\n{g.count()} 个运算里，{sum(len(k.nodes) for k in kernels)} 个进了 {len(kernels)} 个内核。")
+    (row_group,) = [grp for grp in compiled.partition.groups if grp.row is not None]
+    before = "、".join(str(n.op) for n in row_group.nodes[:-1])
     print_observations([
-        "matmul 和 layer_norm 留在 codegen：矩阵乘法已经交给了 BLAS，layer_norm 是整行的归约，"
-        "这两种都不是逐元素运算，内核生成器没有它们的表达式——每一行都写着原因。",
+        "matmul 留在 codegen：矩阵乘法已经交给了 BLAS，内核生成器没有它的表达式——每一行都写着原因。",
+        "layer_norm 不是逐元素运算：要先有整行的均值和方差才能写出任何一个元素，所以它是一个\"行内核\""
+        "（row kernel），结束一个组：每行趁还在缓存里走几遍（求和、平方和、归一化），求和按 NumPy 的成对求和"
+        "顺序，结果和 NumPy 逐位相同；NumPy 则每个调用都把整个数组过一遍。"
+        + (f"算它输入的 {before} 也在这个组里：内核先把它们的结果写进输出行，再在行内原地归一化。" if before else "")
+        + ("这里成本模型认为值得，它进了内核。" if row_group in kernels else "这里它没有进内核，原因写在组的那一行。"),
         "加偏置、gelu 这些逐元素运算被分到同一组：偏置是 [C] 的行向量，内核按\"行 × 行内\"两层循环读它；"
         "这一组值不值得编成内核，由演示 2 的成本模型决定，理由也写在组的那一行。",
     ])
