@@ -69,12 +69,18 @@ def test_demo1_sizes_backends_and_where_fusion_starts(demos):
             break
         assert not kernels[n] or gain < 1.21
     biggest = table.rows[-1]
-    assert ratio(biggest[4]) > 1.5 * ratio(biggest[3]), "a fused memory-bound chain beats codegen by a wide margin"
     small = table.rows[0]
-    obs = find_text(demos[1], r"interpret 是 eager 的\s*([\d.]+)x.*codegen 是\s*([\d.]+)x")
+    obs = find_text(demos[1], r"interpret 是 eager 的\s*([\d.]+)x.*?codegen 是\s*([\d.]+)x")
     assert (float(obs.group(1)), float(obs.group(2))) == (ratio(small[2]), ratio(small[3]))
-    big = find_text(demos[1], r"1048576 个元素时 fused 是 eager 的\s*([\d.]+)x，codegen 只有\s*([\d.]+)x")
+    big = find_text(demos[1], r"1048576 个元素时 fused 是 eager 的\s*([\d.]+)x，codegen 是\s*([\d.]+)x，fused "
+                              r"(比 codegen 快 ([\d.]+) 倍|这次反而比 codegen 慢)")
     assert abs(float(big.group(1)) - ratio(biggest[4])) < 0.06 and float(big.group(2)) == ratio(biggest[3])
+    # "faster" exactly when the table shows it, by the factor the two speedups give (2-digit rounding aside)
+    gain = ratio(biggest[4]) / ratio(biggest[3])
+    if big.group(4) is not None:
+        assert gain > 0.99 and abs(float(big.group(4)) - gain) < 0.1 + 0.02 * gain
+    else:
+        assert gain < 1.01
 
 
 def test_demo2_decisions_follow_the_rule_from_the_printed_predictions(demos):
