@@ -170,16 +170,28 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
+def _key(guard: Guard) -> tuple:
+    """What makes two guards the same check (the set keeps the first)."""
+    return guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None
+
+
 @dataclass
 class GuardSet:
     guards: list[Guard] = field(default_factory=list)
     _keys: set = field(default_factory=set)
 
     def add(self, guard: Guard) -> None:
-        key = (guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None)
+        key = _key(guard)
         if key not in self._keys:
             self._keys.add(key)
             self.guards.append(guard)
+
+    def change_source(self, guard: Guard, source: Source) -> None:
+        """Make ``guard`` (one of this set) check its fact on ``source`` instead, in the same place: the caller
+        knows the new fact implies the old one, and that ``source`` can be read wherever the old one could."""
+        self._keys.discard(_key(guard))
+        guard.source = source
+        self._keys.add(_key(guard))
 
     def compile(self):
         """One function ``check(inputs) -> index of the first failing guard, or -1``.
