@@ -235,7 +235,7 @@ class CompiledFunction:
         except _Restart as r:
             seg = self._capture_once(offset, inputs, r.attempt)
         seg.compile_seconds = now() - started
-        seg.check = seg.guards.compile()
+        seg.check = _guard_function_on_first_use(seg)
         seg.runner = backend_runner(seg.graph, self.backend)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
@@ -390,6 +390,16 @@ def _describe_step(ins, frame, new_nodes) -> str:
         text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
         return f"Python value {text[:24]}"
     return "stack bookkeeping"
+
+
+def _guard_function_on_first_use(seg: Segment):
+    """A stand-in for ``seg``'s guard function that generates it when first called, and from then on is replaced
+    by it. A whole-function graph may never need it (its cache hits take the fast path, which checks the guards
+    itself), and for a long program it is the largest piece of generated code."""
+    def check(inputs: FrameInputs) -> int:
+        seg.check = seg.guards.compile()
+        return seg.check(inputs)
+    return check
 
 
 class _Restart(Exception):
