@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...ir.source import SourceLoc
-from .sources import Source
+from .sources import ItemSource, Source
 
 KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
 
@@ -198,21 +198,45 @@ class GuardSet:
 
         Guards run in the order they were added (an entry's type before its length, a dict's keys before an item);
         each source is read once, before the first guard that needs it, and a source that cannot be read (a
-        missing key, a computation that raises) fails that guard."""
+        missing key, a computation that raises) fails that guard. A run of like guards on the items of a list
+        (see ``item_runs``) is checked by a loop, in the same order, returning the same index."""
         sources: list[Source] = []
         index: dict[Source, int] = {}
         lines = ["def check(I):"]
-        for n, g in enumerate(self.guards):
-            for s in ([g.source, g.expected] if g.kind in ("alias", "distinct") else [g.source]):
-                if s not in index:
-                    index[s] = len(sources)
-                    sources.append(s)
-                    lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
-                              f"        return {n}"]
-            other = f"v{index[g.expected]}" if g.kind in ("alias", "distinct") else ""
+
+        def fetch(s: Source, n: int) -> str:
+            if s not in index:
+                index[s] = len(sources)
+                sources.append(s)
+                lines.extend(["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
+                              f"        return {n}"])
+            return f"v{index[s]}"
+
+        runs = item_runs(self.guards)
+        n = 0
+        while n < len(self.guards):
+            g = self.guards[n]
+            end = runs.get(n)
+            if end is not None:  # guards n .. end - 1 check items first .. of one list, in a loop
+                first = g.source.key
+                lines += [f"    for n, key in zip(range({n}, {end}), range({first}, {first + end - n})):",
+                          "        try:",
+                          f"            v = {fetch(g.source.base, n)}[key]",
+                          "        except Exception:",
+                          "            return n",
+                          f"        if not ({_check_expr(g.kind, 'v', f'K[{n}]')}):",
+                          "            return n"]
+                n = end
+                continue
+            if g.kind in ("alias", "distinct"):
+                fetch(g.source, n)
+                other = fetch(g.expected, n)
+            else:
+                other = ""
             kind = "same" if g.kind == "equals" and isinstance(g.expected, (float, np.floating, tuple)) else g.kind
-            lines.append(f"    if not ({_check_expr(kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
+            lines.append(f"    if not ({_check_expr(kind, fetch(g.source, n), f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
+            n += 1
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
@@ -223,3 +247,45 @@ class GuardSet:
         check = namespace["check"]
         check.source_text = source_text
         return check
+
+
+RUN_KINDS = ("type", "array", "dims")
+"""Guards that a run may hold: those whose check reads nothing but the item and the expected value."""
+MIN_RUN = 4
+"""Shorter runs are written out guard by guard."""
+
+
+def item_runs(guards: list[Guard]) -> dict[int, int]:
+    """``{first: end}`` for each run of guards ``first .. end - 1`` that generated code may check in a loop: the
+    same kind (one of RUN_KINDS) and the same expected value, on the items ``k, k + 1, k + 2, ...`` of one list or
+    tuple whose type an earlier guard checks (so that reading an item runs no user code). ``for w in ws`` over
+    N arrays of one shape gives one run of N guards."""
+    sequences: set[Source] = set()  # sources whose type an earlier guard checks to be list or tuple
+    runs: dict[int, int] = {}
+    first = 0
+    for n in range(len(guards) + 1):
+        g = guards[n] if n < len(guards) else None
+        if g is None or not _continues_run(guards[first], guards[n - 1], g, sequences):
+            if n - first >= MIN_RUN and _may_start_run(guards[first], sequences):
+                runs[first] = n
+            first = n
+        if g is not None and g.kind == "type" and g.expected in (list, tuple):
+            sequences.add(g.source)
+    return runs
+
+
+def _may_start_run(g: Guard, sequences: set) -> bool:
+    return g.kind in RUN_KINDS and isinstance(g.source, ItemSource) and type(g.source.key) is int and \
+        g.source.base in sequences
+
+
+def _continues_run(first: Guard, last: Guard, g: Guard, sequences: set) -> bool:
+    """Guard ``g`` checks, on the item after ``last``'s, what ``first`` checks on its item."""
+    if not (_may_start_run(first, sequences) and g.kind == first.kind and isinstance(g.source, ItemSource)
+            and type(g.source.key) is int and g.source.base == first.source.base
+            and g.source.key == last.source.key + 1):
+        return False
+    if g.kind == "type":
+        return g.expected is first.expected
+    (shape, dtype), (first_shape, first_dtype) = g.expected, first.expected
+    return shape == first_shape and dtype == first_dtype
