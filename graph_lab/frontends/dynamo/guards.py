@@ -66,7 +66,7 @@ class Guard:
         where = f" (guard from {self.loc})" if self.loc else ""
         if self.kind == "array":
             shape, dtype = self.expected
-            if not isinstance(value, np.ndarray):
+            if type(value) is not np.ndarray:  # a subclass (np.matrix) too: the guard checks the exact type
                 return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray{where}"
             if value.shape != shape:
                 for i, (a, b) in enumerate(zip(value.shape, shape)):
@@ -127,7 +127,7 @@ def sizes_hold(value, expected) -> bool:
 
 def _dims_failure(what: str, value, expected) -> str:
     pattern, dtype = expected
-    if not isinstance(value, np.ndarray):
+    if type(value) is not np.ndarray:
         return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray"
     if value.ndim != len(pattern):
         return f"{what}.ndim is {value.ndim}, the cached graph was built for {len(pattern)}"
