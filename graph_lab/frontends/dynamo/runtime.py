@@ -21,7 +21,7 @@ from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
-from .segment import RecipeMaker, Segment, backend_runner, now
+from .segment import EMPTY_STACK, RecipeMaker, Segment, backend_runner, now
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -268,7 +268,7 @@ class CompiledFunction:
             ins = frame.instructions[frame.ip]
             if stop is not None and steps == stop.steps:
                 seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
-                seg.steps = log + [(ins.offset, ins.opname, ins.argrepr, "graph break: " + stop.reason)]
+                seg.step_log = log + [(ins, "graph break: " + stop.reason)]
                 return seg
             n_nodes = len(ctx.graph.nodes)
             try:
@@ -280,10 +280,13 @@ class CompiledFunction:
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
             ctx.frame = frame
             steps += 1
-            log.append((ins.offset, ins.opname, ins.argrepr, _describe_step(ins, frame, ctx.graph.nodes[n_nodes:])))
+            # What the step did, to be put in words only if someone asks (Segment.steps): the new nodes, if any,
+            # and the value left on top of the stack.
+            new_nodes = ctx.graph.nodes[n_nodes:] if len(ctx.graph.nodes) > n_nodes else ()
+            log.append((ins, new_nodes, frame.stack[-1].value if frame.stack else EMPTY_STACK))
             if isinstance(result, Return):
                 seg = self._finish(ctx, frame, offset, "return", result=result.var)
-                seg.steps = log
+                seg.step_log = log
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
@@ -366,30 +369,6 @@ class CompiledFunction:
                 continue
             if isinstance(result, Return):
                 return result.var.value
-
-
-def _describe_step(ins, frame, new_nodes) -> str:
-    """What one captured instruction did, in a few words (for lectures and explain())."""
-    ops = [str(n.op) for n in new_nodes if n.op not in ("input", "const", "param")]
-    if ops:
-        return "recorded " + ", ".join(ops)
-    if any(n.op == "input" for n in new_nodes):
-        return "new graph input"
-    if ins.opname.startswith("STORE"):
-        return f"Python binding {ins.argval}"
-    if ins.opname == "RETURN_VALUE":
-        return "return"
-    if ins.opname.startswith(("POP_JUMP", "JUMP", "FOR_ITER")):
-        return "Python control flow, decided at capture"
-    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES"):
-        return "stack bookkeeping"
-    if frame.stack and hasattr(frame.stack[-1].value, "_rec"):
-        return f"tensor {frame.stack[-1].value.type}"
-    if frame.stack:
-        value = frame.stack[-1].value
-        text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
-        return f"Python value {text[:24]}"
-    return "stack bookkeeping"
 
 
 def _guard_function_on_first_use(seg: Segment):
