@@ -113,6 +113,7 @@ class Frame:
         self.stack: list[Var] = []
         self.instructions = instructions_of(code)
         self.locations = locations_of(code)
+        self.handlers = handlers_of(code)
         self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
         self.ip = 0
         self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
@@ -148,13 +149,13 @@ class Frame:
 
     def step(self):
         """Run the instruction at ``ip``; returns a ``Return`` when the frame returns."""
-        from .handlers import handler_for
         ins = self.instructions[self.ip]
+        handler = self.handlers[self.ip]
         self.ip += 1
         if not self.ctx.symbolic:
-            return handler_for(ins.opname)(self, ins)
+            return handler(self, ins)
         try:
-            return handler_for(ins.opname)(self, ins)
+            return handler(self, ins)
         except (BreakGraph, Unsupported):
             raise
         except Exception as e:  # eager Python raises it too: the instruction runs for real, at a break
@@ -190,3 +191,17 @@ def locations_of(code: types.CodeType) -> list[SourceLoc]:
                                else code.co_firstlineno) for ins in instructions_of(code)]
         _location_cache[code] = locations
     return locations
+
+
+_handler_cache: dict[types.CodeType, list] = {}
+
+
+def handlers_of(code: types.CodeType) -> list:
+    """The handler of each instruction of ``instructions_of(code)``, looked up once per code object (not on each
+    step: a loop runs the same instructions many times)."""
+    handlers = _handler_cache.get(code)
+    if handlers is None:
+        from .handlers import handler_for  # (handlers.py imports this module)
+        handlers = [handler_for(ins.opname) for ins in instructions_of(code)]
+        _handler_cache[code] = handlers
+    return handlers
