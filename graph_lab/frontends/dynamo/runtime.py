@@ -78,8 +78,9 @@ class CompiledFunction:
         self._fast_hit: Segment | None = None  # set by the fast path: the entry it ran (last_events is made lazily)
         self._fast = None
         """The generated fast path for the first offset's entries (``fastpath``), or None."""
-        self.fast_path_source = ""
-        """Its source, or why there is none (for explain())."""
+        self._fast_path_source = ""
+        self._fast_path_due = False
+        """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
         self._first = instructions_of(self.code)[0].offset
         self.recompile_log: list[str] = []
         self.dynamic_dims: set[tuple] = set()
@@ -112,13 +113,32 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         # Once a whole-function graph is cached, ``fastpath`` generates a ``__call__`` for this object alone
-        # (guards, graph and result in one function; see _set_fast_path); until then, and after, this one.
+        # (guards, graph and result in one function; see _set_fast_path) on the call after the capture, the first
+        # that may hit; until then, and after, this one.
+        if self._fast_path_due:
+            self._make_fast_path()
+            if self._fast is not None:
+                return self._fast(self, *args, **kwargs)
         return self._call(args, kwargs)
+
+    @property
+    def fast_path_source(self) -> str:
+        """The source of the generated fast path, or why there is none (for explain())."""
+        if self._fast_path_due:
+            self._make_fast_path()
+        return self._fast_path_source
+
+    def _make_fast_path(self) -> None:
+        """Generate the fast path for the first offset's entries (each capture there makes it due again). It is
+        made when next needed, not at capture: a function called once, or recompiled on every call, never needs
+        it, and for a short function generating it costs as much as the capture."""
+        self._set_fast_path(*make_fast_path(self, self.cache[self._first]))
 
     def _set_fast_path(self, call, source: str) -> None:
         """Install ``call`` (or None: remove the fast path) as this object's ``__call__``; Python looks special
         methods up on the type, so the object gets a subclass of its own holding it."""
-        self._fast, self.fast_path_source = call, source
+        self._fast, self._fast_path_source = call, source
+        self._fast_path_due = False
         if call is None:
             self.__class__ = CompiledFunction
         else:
@@ -182,8 +202,9 @@ class CompiledFunction:
         seg = self._capture(offset, inputs)
         entries.append(seg)
         self._events.append(CallEvent(offset, seg, True, reasons))
-        if offset == self._first:
-            self._set_fast_path(*make_fast_path(self, entries))
+        if offset == self._first:  # the fast path misses the new entry: made again, with it, when next needed
+            self._set_fast_path(None, "")
+            self._fast_path_due = True
         return seg
 
     def _mark_dynamic(self, seg: Segment, inputs: FrameInputs) -> list[str]:
