@@ -142,11 +142,11 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    numbering = graph.numbering()
-    for node in graph.nodes:
-        if node.regions:
-            report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
-                          f"top-level graph only)")
+    regions = [node for node in graph.nodes if node.regions]
+    numbering = graph.numbering() if regions else None
+    for node in regions:
+        report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
+                      f"top-level graph only)")
     if report:  # an untouched graph is as valid as it was
         graph.verify()
     return report
