@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import GraphLabError
-from ...ir.shape_env import using
+from ...ir.shape_env import in_use, using
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
@@ -293,8 +293,11 @@ class CompiledFunction:
                 return seg
             n_nodes = len(ctx.graph.nodes)
             try:
-                with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
+                if in_use() is ctx.shape_env:  # (usually both None: nothing to set for this step)
                     result = frame.step()
+                else:
+                    with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
+                        result = frame.step()
             except (BreakGraph, Unsupported) as e:
                 if stop is not None:
                     raise
