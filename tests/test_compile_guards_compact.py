@@ -251,3 +251,26 @@ def test_a_list_of_mixed_items_at_capture_guards_each_item_as_it_was():
     run_both(sums, scaled_sum, np.arange(4.0), floats)
     assert sums.captures == 2 and "scales[4] is a float, the cached graph was built for an int" in \
         sums.recompile_log[-1]
+
+
+def test_item_runs_finds_only_like_guards_on_consecutive_items_of_a_checked_sequence():
+    from graph_lab.frontends.dynamo.guards import Guard
+    from graph_lab.frontends.dynamo.sources import ItemSource, LocalSource
+
+    ws, other = LocalSource("ws"), LocalSource("other")
+    f64 = ((8, 8), np.dtype(np.float64))
+
+    def arrays(base, keys, expected=f64):
+        return [Guard("array", ItemSource(base, k), expected) for k in keys]
+
+    typed = [Guard("type", ws, list)]
+    assert item_runs(typed + arrays(ws, range(MIN_RUN))) == {1: 1 + MIN_RUN}
+    assert item_runs(typed + arrays(ws, range(MIN_RUN - 1))) == {}  # too short to be worth a loop
+    assert item_runs(arrays(ws, range(8)) + typed) == {}  # the list's type is checked after its items
+    assert item_runs(arrays(other, range(8)) + typed) == {}  # no guard says `other` is a list
+    assert item_runs(typed + arrays(ws, [0, 1, 2, 4, 5, 6, 7])) == {4: 8}  # item 3 missing: items 4.. only
+    f32 = ((8, 8), np.dtype(np.float32))
+    mixed = arrays(ws, range(5)) + arrays(ws, [5], f32) + arrays(ws, range(6, 10))
+    assert item_runs(typed + mixed) == {1: 6, 7: 11}  # item 5 is checked on its own
+    scalars = [Guard("type", ItemSource(ws, k), float) for k in range(6)]
+    assert item_runs([Guard("type", ws, tuple)] + scalars + arrays(ws, range(6, 12))) == {1: 7, 7: 13}

@@ -260,17 +260,20 @@ def item_runs(guards: list[Guard]) -> dict[int, int]:
     same kind (one of RUN_KINDS) and the same expected value, on the items ``k, k + 1, k + 2, ...`` of one list or
     tuple whose type an earlier guard checks (so that reading an item runs no user code). ``for w in ws`` over
     N arrays of one shape gives one run of N guards."""
-    sequences: set[Source] = set()  # sources whose type an earlier guard checks to be list or tuple
     runs: dict[int, int] = {}
-    first = 0
-    for n in range(len(guards) + 1):
-        g = guards[n] if n < len(guards) else None
-        if g is None or not _continues_run(guards[first], guards[n - 1], g, sequences):
-            if n - first >= MIN_RUN and _may_start_run(guards[first], sequences):
-                runs[first] = n
-            first = n
-        if g is not None and g.kind == "type" and g.expected in (list, tuple):
+    sequences: set[Source] = set()  # sources that an earlier guard checks to be exactly a list or a tuple
+    start = None  # the first guard of the run being grown
+    for n, g in enumerate(guards):
+        if start is not None and not _next_in_run(guards[start], guards[n - 1], g):
+            if n - start >= MIN_RUN:
+                runs[start] = n
+            start = None
+        if start is None and _may_start_run(g, sequences):
+            start = n
+        if g.kind == "type" and g.expected in (list, tuple):
             sequences.add(g.source)
+    if start is not None and len(guards) - start >= MIN_RUN:
+        runs[start] = len(guards)
     return runs
 
 
@@ -279,11 +282,10 @@ def _may_start_run(g: Guard, sequences: set) -> bool:
         g.source.base in sequences
 
 
-def _continues_run(first: Guard, last: Guard, g: Guard, sequences: set) -> bool:
+def _next_in_run(first: Guard, last: Guard, g: Guard) -> bool:
     """Guard ``g`` checks, on the item after ``last``'s, what ``first`` checks on its item."""
-    if not (_may_start_run(first, sequences) and g.kind == first.kind and isinstance(g.source, ItemSource)
-            and type(g.source.key) is int and g.source.base == first.source.base
-            and g.source.key == last.source.key + 1):
+    if not (g.kind == first.kind and isinstance(g.source, ItemSource) and type(g.source.key) is int
+            and g.source.base == first.source.base and g.source.key == last.source.key + 1):
         return False
     if g.kind == "type":
         return g.expected is first.expected
