@@ -33,7 +33,15 @@ It checks the same guards in the same order as the entries' own guard functions,
 path would pick; on a miss the general path takes over (it works out which guard failed, logs why and captures
 again). Like the guard functions, the source refers to keys, attribute names, expected values and objects only
 through names bound to them (``K0``, ``K1``, ...: default arguments, read as fast as locals), never text taken
-from user data; the only literals it contains are indices and axis numbers it made itself.
+from user data; the only literals it contains are indices and axis numbers it made itself. A run of like guards on
+the items of a list (``guards.item_runs``: ``for w in ws`` over N arrays of one shape) is one slice and one loop::
+
+                r0 = v1[0:256]
+                if len(r0) != 256 or not all(type(v) is ndarray and v.shape == K5 and v.dtype == K6 for v in r0):
+                    break
+
+and the items go to the graph as ``*r0``. The function is made on the first call after a capture (see
+``CompiledFunction.__call__``), when a hit becomes possible.
 
 An entry whose state cannot be written this way (a source on the stack or in a local that is not an argument, a
 result rebuilt as a new list or a view) leaves the whole offset to the general path.
