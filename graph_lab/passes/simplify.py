@@ -117,6 +117,9 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
     report: list[str] = []
     aliasing_before = _aliasing_outputs(graph)
+    rules_of: dict[Op, list[Rule]] = {}  # each op's rules, in their order in ``rules``
+    for rule in rules:
+        rules_of.setdefault(rule.op, []).append(rule)
     changed = True
     while changed:
         changed = False
@@ -124,9 +127,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
         for node in list(graph.nodes):
             if len(node.outputs) != 1 or not (node.output.users or node.output in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
-            for rule in rules:
-                if rule.op != node.op:
-                    continue
+            for rule in rules_of.get(node.op, ()):
                 new = rule.rewrite(node, graph)
                 if new is None or new.type != node.output.type:
                     continue
