@@ -274,3 +274,38 @@ def test_item_runs_finds_only_like_guards_on_consecutive_items_of_a_checked_sequ
     assert item_runs(typed + mixed) == {1: 6, 7: 11}  # item 5 is checked on its own
     scalars = [Guard("type", ItemSource(ws, k), float) for k in range(6)]
     assert item_runs([Guard("type", ws, tuple)] + scalars + arrays(ws, range(6, 12))) == {1: 7, 7: 13}
+
+
+def test_random_lists_agree_with_eager_and_every_entry_checks_as_guards_one_by_one_would():
+    rng = np.random.default_rng(2026)
+    x = rng.standard_normal((4, 8))
+
+    def item():
+        kind = rng.integers(6)
+        if kind == 0:
+            return rng.standard_normal((8, 8)).astype(np.float32)
+        if kind == 1:
+            return float(rng.standard_normal())
+        return rng.standard_normal((8, 8))
+
+    for fn in (chain, twice, stacked):
+        cf = graph_lab.compile(fn, backend="codegen", recompile_limit=1000)
+        base = [rng.standard_normal((8, 8)) for _ in range(12)]
+        for _ in range(40):
+            ws = list(base[:rng.integers(0, 14)])
+            for _ in range(rng.integers(0, 3)):  # a few items changed, or one array at two places
+                if ws:
+                    i = rng.integers(len(ws))
+                    ws[i] = item() if rng.integers(3) else ws[rng.integers(len(ws))]
+            ws = tuple(ws) if rng.integers(4) == 0 else ws
+            try:
+                expected = fn(x, ws)
+            except Exception as e:
+                with pytest.raises(type(e)):
+                    cf(x, ws)
+            else:
+                np.testing.assert_array_equal(cf(x, ws), expected, strict=True)
+            inputs = frame_inputs(fn, x=x, ws=ws)
+            for seg in cf.cache.get(cf._first, []):
+                assert seg.check(inputs) == first_failing_guard(seg, inputs)
+        assert cf.captures > 3  # the lists really differed
