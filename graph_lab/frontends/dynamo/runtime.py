@@ -21,7 +21,7 @@ from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
-from .segment import EMPTY_STACK, RecipeMaker, Segment, backend_runner, now
+from .segment import RecipeMaker, Segment, backend_runner, now, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -305,9 +305,9 @@ class CompiledFunction:
             ctx.frame = frame
             steps += 1
             # What the step did, to be put in words only if someone asks (Segment.steps): the new nodes, if any,
-            # and the value left on top of the stack.
+            # and what it left on top of the stack.
             new_nodes = ctx.graph.nodes[n_nodes:] if len(ctx.graph.nodes) > n_nodes else ()
-            log.append((ins, new_nodes, frame.stack[-1].value if frame.stack else EMPTY_STACK))
+            log.append((ins, new_nodes, top_of_stack(frame.stack)))
             if isinstance(result, Return):
                 seg = self._finish(ctx, frame, offset, "return", result=result.var)
                 seg.step_log = log

@@ -19,6 +19,7 @@ from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
 from ...ir.symbolic import SymbolicValue
+from ...ir.types import TensorType
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
@@ -88,9 +89,23 @@ EMPTY_STACK = object()
 """In a step log: the stack was empty after the step."""
 
 
+def top_of_stack(stack: list):
+    """What ``describe_step`` needs to know of the value on top of the stack, without keeping the value itself
+    alive (a stand-in tensor holds on to its whole capture): a stand-in's type, a Python scalar, or the type of
+    anything else; EMPTY_STACK when the stack is empty."""
+    if not stack:
+        return EMPTY_STACK
+    value = stack[-1].value
+    if hasattr(value, "_rec"):
+        return value.type
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return value
+    return type(value)
+
+
 def describe_step(ins, new_nodes, top) -> str:
     """What one captured instruction did, in a few words (for lectures and explain()): ``new_nodes`` are the
-    nodes it recorded, ``top`` the value it left on top of the stack."""
+    nodes it recorded, ``top`` what ``top_of_stack`` said of the stack after it."""
     ops = [str(n.op) for n in new_nodes if n.op not in ("input", "const", "param")]
     if ops:
         return "recorded " + ", ".join(ops)
@@ -106,9 +121,9 @@ def describe_step(ins, new_nodes, top) -> str:
         return "stack bookkeeping"
     if top is EMPTY_STACK:
         return "stack bookkeeping"
-    if hasattr(top, "_rec"):
-        return f"tensor {top.type}"
-    text = repr(top) if isinstance(top, (int, float, str, bool, type(None))) else type(top).__name__
+    if isinstance(top, TensorType):
+        return f"tensor {top}"
+    text = top.__name__ if isinstance(top, type) else repr(top)
     return f"Python value {text[:24]}"
 
 
