@@ -96,7 +96,7 @@ def top_of_stack(stack: list):
     if not stack:
         return EMPTY_STACK
     value = stack[-1].value
-    if hasattr(value, "_rec"):
+    if isinstance(value, Tensor):
         return value.type
     if isinstance(value, (int, float, str, bool, type(None))):
         return value
