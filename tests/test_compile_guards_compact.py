@@ -309,3 +309,42 @@ def test_random_lists_agree_with_eager_and_every_entry_checks_as_guards_one_by_o
             for seg in cf.cache.get(cf._first, []):
                 assert seg.check(inputs) == first_failing_guard(seg, inputs)
         assert cf.captures > 3  # the lists really differed
+
+
+def count_after_a_break(x, ws):
+    for w in ws:  # takes one item, and stops
+        break
+    n = 0
+    for w in ws:  # takes them all, reading none: only the length guards say how many there were
+        n += 1
+    return x * n
+
+
+def pairs(x, ws):
+    total = x
+    for a in ws:
+        for b in ws:
+            total = total + 1.0
+    return total
+
+
+def first_items(x, ws):
+    if len(ws) > 2:  # the user's own length test, besides the loop's
+        x = x + ws[0]
+    for w in ws:
+        x = x * w
+    return x
+
+
+@pytest.mark.parametrize("fn", [count_after_a_break, pairs, first_items])
+def test_loops_that_share_a_list_keep_the_strongest_length_guard(fn):
+    cf = graph_lab.compile(fn, backend="codegen")
+    x = np.arange(3.0)
+    for n in (5, 2, 5, 7, 0, 3, 2, 7, 1):
+        ws = [float(i + 1) for i in range(n)]
+        run_both(cf, fn, x, ws)
+    [seg, *_] = cf.cache[cf._first]
+    bounds = [g.describe().split("  (from")[0] for g in seg.guards.guards
+              if g.source.describe().startswith("len(ws) >")]
+    assert bounds == ["len(ws) > 4 == True", "len(ws) > 5 == False"]  # captured for 5 items
+    assert cf.captures == 6  # one graph per length seen: 5, 2, 7, 0, 3, 1

@@ -9,13 +9,14 @@ sources and expected values only by position (``S[3]``, ``K[3]``): no text from 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...ir.source import SourceLoc
-from .sources import ItemSource, Source
+from .sources import Const, DerivedSource, ItemSource, Source
 
 KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
 
@@ -170,6 +171,19 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
+def _lower_bound(g: Guard, counts: tuple) -> tuple | None:
+    """``(count source, k)`` for a guard "count(...) > k is True" with an int ``k``, else None."""
+    source = g.source
+    if g.kind != "equals" or g.expected is not True or not isinstance(source, DerivedSource) or \
+            source.fn is not operator.gt or len(source.args) != 2:
+        return None
+    count, k = source.args
+    if not (isinstance(count, DerivedSource) and count.fn in counts and isinstance(k, Const) and
+            type(k.value) is int):
+        return None
+    return count, k.value
+
+
 def _key(guard: Guard) -> tuple:
     """What makes two guards the same check (the set keeps the first)."""
     return guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None
@@ -186,12 +200,33 @@ class GuardSet:
             self._keys.add(key)
             self.guards.append(guard)
 
-    def change_source(self, guard: Guard, source: Source) -> None:
-        """Make ``guard`` (one of this set) check its fact on ``source`` instead, in the same place: the caller
-        knows the new fact implies the old one, and that ``source`` can be read wherever the old one could."""
-        self._keys.discard(_key(guard))
-        guard.source = source
-        self._keys.add(_key(guard))
+    def merge_lower_bounds(self, counts: tuple) -> None:
+        """Keep one guard of each set of facts "n > k is True" on one count ``n``: the one with the largest ``k``
+        (it implies the others), checked where the first of them was. ``counts`` are functions that always return
+        an int (``len``): the count is one of them applied to a source.
+
+        A ``for`` loop over a list guards "one more item" for each item it takes: ``len(ws) > 0``, ``len(ws) > 1``,
+        ..., ``len(ws) > 255``; one guard ``len(ws) > 255`` says it all. In the first one's place it is checked
+        before the items' own guards (so that no item is read from a list too short), and it reads what the
+        first one read (``len(ws)``), so it cannot fail to read where the first one could not."""
+        strongest: dict[Source, Guard] = {}  # count source -> the guard with the largest k
+        for g in self.guards:
+            bound = _lower_bound(g, counts)
+            if bound is not None:
+                count, k = bound
+                if count not in strongest or k > _lower_bound(strongest[count], counts)[1]:
+                    strongest[count] = g
+        if not strongest:
+            return
+        kept = []
+        for g in self.guards:
+            bound = _lower_bound(g, counts)
+            if bound is None:
+                kept.append(g)
+            elif bound[0] in strongest:  # the first of its count: the strongest fact goes here
+                kept.append(strongest.pop(bound[0]))
+        self.guards = kept
+        self._keys = {_key(g) for g in kept}
 
     def compile(self):
         """One function ``check(inputs) -> index of the first failing guard, or -1``.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 
 from .frame import IterState, Var
-from .guards import Guard
 from .sources import AttrSource, Const, DerivedSource, ItemSource
 
 
@@ -23,8 +22,6 @@ class LazyIter(IterState):
     def __init__(self, ctx, source):
         super().__init__([], 0)
         self.ctx, self.source = ctx, source
-        self.more_guard: Guard | None = None
-        """The guard "count > n is True" for the last item taken (see ``_pull``)."""
 
     def count_left(self) -> Var:
         """How many items were left where capture started, as a derived Var."""
@@ -40,17 +37,7 @@ class LazyIter(IterState):
     def _pull(self) -> bool:
         n = len(self.items)
         more = self.ctx.apply(operator.gt, [self.count_left(), Var(n)])
-        if not more.value:
-            self.ctx.guard(more)
-        elif self.more_guard is None:
-            self.more_guard = Guard("equals", more.source, True, self.ctx.loc())
-            self.ctx.guards.add(self.more_guard)
-        else:
-            # The count is an int: "count > n" implies the "count > n - 1" guarded for the previous item. One
-            # guard, made stronger in place, says it for all items taken: it is checked before their own guards
-            # (so that they are read only from a long enough sequence), and a loop over N items adds one length
-            # guard, not N.
-            self.ctx.guards.change_source(self.more_guard, more.source)
+        self.ctx.guard(more)
         if more.value:
             self.items.append(self.item(n))
         return more.value

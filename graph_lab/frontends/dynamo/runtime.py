@@ -21,6 +21,7 @@ from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
+from .iterators import items_left
 from .segment import RecipeMaker, Segment, backend_runner, now, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -323,6 +324,7 @@ class CompiledFunction:
         ctx.graph.name = self.fn.__name__
         if ctx.shape_env is not None:
             ctx.size_guard()
+        ctx.guards.merge_lower_bounds(counts=(len, items_left))
         ctx.graph.remove_dead_code()
         names = [n.attrs["name"] for n in ctx.graph.input_nodes]
         seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,
