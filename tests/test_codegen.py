@@ -38,6 +38,11 @@ def test_source_is_viewable_and_reuses_dead_buffers():
 def test_small_arrays_are_not_given_buffers():
     g = trace(chain, {"x": (4, 8)})
     assert "out=" not in compile_graph(g, "codegen").source
+    # generate() does not even plan when no result reaches the threshold: the planner would give the same nothing
+    assert codegen.largest_result_bytes(g) == 4 * 8 * 8 < codegen.MIN_BUFFER_BYTES
+    assert codegen.generate(g).plan == codegen.plan_buffers(g, codegen.node_steps(g)) == codegen.BufferPlan()
+    big = trace(chain, {"x": (64, 128)})
+    assert codegen.generate(big).plan == codegen.plan_buffers(big, codegen.node_steps(big)) != codegen.BufferPlan()
 
 
 def test_a_buffer_is_not_reused_while_a_view_of_it_lives():

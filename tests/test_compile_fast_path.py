@@ -256,3 +256,20 @@ def test_compile_as_a_method_decorator_binds_like_a_function():
         np.testing.assert_array_equal(b.scaled(x), x * 3 + 1.0, strict=True)
     assert isinstance(Decorated.scaled, CompiledFunction)
     assert Decorated.scaled.captures == 2  # self.k is a float in one object and an int in the other
+
+
+def test_the_fast_path_is_made_on_the_call_after_a_capture(monkeypatch):
+    cf = graph_lab.compile(gelu_mlp, backend="codegen")
+    x, p = np.random.default_rng(5).standard_normal((4, 8)), params()
+    np.testing.assert_array_equal(cf(x, p), gelu_mlp(x, p), strict=True)
+    assert type(cf) is CompiledFunction and cf._fast is None  # not made at capture: a single call never needs it
+    general = count_general_calls(cf, monkeypatch)
+    np.testing.assert_array_equal(cf(x, p), gelu_mlp(x, p), strict=True)  # made now, and it hits at once
+    assert general == [] and cf._fast is not None and type(cf) is not CompiledFunction
+    x5 = np.ones((5, 8))
+    np.testing.assert_array_equal(cf(x5, p), gelu_mlp(x5, p), strict=True)  # a miss, a capture: due again
+    assert len(general) == 1 and cf._fast is None and type(cf) is CompiledFunction
+    assert cf.fast_path_source.startswith("def make(")  # asking for it makes it too
+    for x in (x5, np.ones((4, 8))):
+        np.testing.assert_array_equal(cf(x, p), gelu_mlp(x, p), strict=True)
+    assert len(general) == 1 and cf.captures == 2

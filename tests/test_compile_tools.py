@@ -103,3 +103,31 @@ def test_unknown_log_topic_is_refused():
         assert "graph_breaks" in str(e)
     else:
         raise AssertionError("set_logs accepted an unknown topic")
+
+
+def _described(x, w, scale, names):
+    h = x @ w
+    n = len(names)
+    return np.tanh(h) * scale + n
+
+
+def test_each_captured_step_is_put_in_words_when_asked():
+    cf = graph_lab.compile(_described)
+    names = ["a", "b"]
+    x, w = np.ones((4, 8)), np.ones((8, 8))
+    np.testing.assert_array_equal(cf(x, w, 0.5, names), _described(x, w, 0.5, names))
+    [seg] = cf.cache[cf._first]
+    steps = {(opname, arg): what for _, opname, arg, what in seg.steps}
+    assert [s[:2] for s in seg.steps] == [(i.offset, i.opname) for i in dis.get_instructions(_described)
+                                          if i.opname != "CACHE"]
+    assert steps[("LOAD_FAST", "x")] == "tensor f64[4,8]"
+    assert steps[("BINARY_OP", "@")] == "recorded matmul"
+    assert steps[("STORE_FAST", "h")] == "Python binding h"
+    assert steps[("LOAD_FAST", "scale")] == "Python value 0.5"
+    assert steps[("LOAD_GLOBAL", "NULL + len")] == "Python value builtin_function_or_meth"  # (24 characters)
+    assert steps[("LOAD_GLOBAL", "NULL + np")] == "Python value module"
+    assert steps[("LOAD_ATTR", "tanh")] == "Python value ufunc"
+    assert steps[("CALL", "")] == "recorded tanh"  # (the later of the two CALLs: len's left a Python value 2)
+    assert steps[("LOAD_FAST", "names")] == "Python value list"
+    assert steps[("RETURN_VALUE", "")] == "return"
+    assert seg.steps is seg.steps  # worded once

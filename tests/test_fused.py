@@ -48,6 +48,21 @@ def test_small_groups_stay_on_codegen_and_the_code_is_codegen_s():
     assert compiled.source == compile_graph(trace(w3, {"x": ((16, 32), "float32")}), "codegen").source
 
 
+def test_a_graph_of_small_arrays_is_grouped_only_when_asked_and_reads_the_same():
+    g = trace(mlp_block, {"x": ((8, 16), "float64")}, {"w": RNG.standard_normal((16, 16)), "b": np.ones(16)})
+    compiled = compile_graph(g, "fused", options=MODEL)
+    assert compiled._partition is None  # no result reaches cost.MIN_ELEMENTS: no group could become a kernel
+    expected = fused.partition(compiled.graph)  # what compile_fused made before it grouped lazily
+    fused._decide_without_measuring(expected)
+    assert compiled.partition.text() == expected.text() and "group 0" in expected.text()
+    assert all(not grp.decision.fuse and "elements < 1024" in grp.decision.reason
+               for grp in compiled.partition.groups)
+    assert "group 0" in compiled.explain() and compiled.kernels == []
+    x = RNG.standard_normal((8, 16))
+    params = {"w": g.param_values["p['w']"], "b": g.param_values["p['b']"]}
+    assert_bits(compiled(x), [mlp_block(x, params)], "a small mlp block on the fused backend")
+
+
 @needs_compiler
 def test_a_large_elementwise_chain_is_one_kernel_on_two_threads():
     compiled, (decision,) = decision_for(w3, (1 << 22,))

@@ -105,6 +105,11 @@ def _nbytes(v: Value) -> int:
     return v.type.size * v.type.dtype.itemsize
 
 
+def largest_result_bytes(graph: Graph) -> int:
+    """The size in bytes of the graph's largest operation result (0 for a graph with no operation)."""
+    return max((_nbytes(v) for n in graph.nodes if n.op not in SOURCE_OPS for v in n.outputs), default=0)
+
+
 def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,
                  workspace: bool = True) -> BufferPlan:
     """Give lines that can write into a buffer the buffer of a value nothing reads any more, or (``workspace``)
@@ -320,8 +325,12 @@ class Generated:
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
     scalars = scalar_operands(graph)
     plain = pycode.generate(graph, out_statement(None, scalars))
-    # (a symbolic graph's buffer sizes are known only at run time: it gets no plan)
-    plan = BufferPlan() if is_symbolic_graph(graph) else plan_buffers(graph, node_steps(graph), min_bytes)
+    # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
+    # min_bytes has no line that may write into a buffer: neither gets a plan)
+    if is_symbolic_graph(graph) or largest_result_bytes(graph) < min_bytes:
+        plan = BufferPlan()
+    else:
+        plan = plan_buffers(graph, node_steps(graph), min_bytes)
     reusing = pycode.generate(graph, out_statement(plan, scalars)) if plan.out or plan.workspace else plain
     return Generated(plain, reusing, plan)
 

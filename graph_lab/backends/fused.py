@@ -34,6 +34,7 @@ from .. import logs
 from ..errors import GraphExecutionError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
+from ..ops import SOURCE_OPS
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
 from .options import FusedFallbackWarning, FusedOptions
@@ -137,13 +138,12 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
 class FusedGraph(CodegenGraph):
     """``codegen`` with some node groups replaced by calls of compiled kernels."""
 
-    def __init__(self, graph: Graph, pipeline, reports, part: Partition, calls: dict[int, Callable],
+    def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
                  options: FusedOptions, note: str = ""):
-        self.partition = part
-        """The groups and the cost model's decision for each (``partition.text()`` shows them)."""
+        self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
-        kernels = [g for g in part.kernels() if g.index in calls]
+        kernels = [g for g in part.kernels() if g.index in calls] if part is not None else []
         self.kernels = kernels
         if kernels:
             plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
@@ -154,6 +154,15 @@ class FusedGraph(CodegenGraph):
             generated = codegen.generate(graph, options.min_buffer_bytes)  # exactly codegen's code
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused")
+
+    @property
+    def partition(self) -> Partition:
+        """The groups and the cost model's decision for each (``partition.text()`` shows them). For a graph whose
+        results are all too small for a kernel, grouped only when asked (see ``compile_fused``)."""
+        if self._partition is None:
+            self._partition = partition(self.graph)  # (the module's function)
+            _decide_without_measuring(self._partition)
+        return self._partition
 
     @property
     def kernel_source(self) -> str:
@@ -211,6 +220,10 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
                   auto: bool = False) -> CodegenGraph:
     """The fused backend for an optimized graph (see ``compiled.compile_graph``)."""
     options = options or FusedOptions()
+    if options.fuse != "always" and _largest_result(graph) < cost.MIN_ELEMENTS:
+        # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
+        # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small arrays.
+        return FusedGraph(graph, pipeline, reports, None, {}, options)
     part = partition(graph)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if options.fuse == "never" or not candidates:
@@ -238,6 +251,11 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     for g in part.kernels():
         logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
     return FusedGraph(graph, pipeline, reports, part, calls, options)
+
+
+def _largest_result(graph: Graph) -> int:
+    """The number of elements of the graph's largest node result (0 for a graph with no operation)."""
+    return max((v.type.size for n in graph.nodes if n.op not in SOURCE_OPS for v in n.outputs), default=0)
 
 
 def _decide_without_measuring(part: Partition, reason: str | None = None) -> None:

@@ -49,6 +49,7 @@ from .interpret import bind_inputs, impl_attrs
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
 _SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*/%#\n")
+_COMMENT_CHARS = _SAFE_CHARS - {"\n"}
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,9 @@ def _input_position(graph, name: str) -> int:
 
 
 def _safe_comment(text: str) -> str:
-    return "".join(ch if ch in _SAFE_CHARS and ch != "\n" else "_" for ch in text)
+    if _COMMENT_CHARS.issuperset(text):  # the usual case (a type, f64[4,8]), checked without a Python loop
+        return text
+    return "".join(ch if ch in _COMMENT_CHARS else "_" for ch in text)
 
 
 def _check_source(source: str) -> None:

@@ -86,8 +86,9 @@ class Node:
         """The nested graphs of a control-flow node (``cond``: then, else), kept in its attributes under the
         names ``opdef(op).regions`` lists; ``()`` for every other op."""
         definition = REGISTRY.get(self.op)  # (an op missing from the table is for verify() to report)
-        keys = definition.regions if definition is not None else ()
-        return tuple(self.attrs[k] for k in keys if isinstance(self.attrs.get(k), Graph))
+        if definition is None or not definition.regions:  # most ops (asked for every node by every walk)
+            return ()
+        return tuple(self.attrs[k] for k in definition.regions if isinstance(self.attrs.get(k), Graph))
 
     def __repr__(self) -> str:
         return f"<Node {self.op} at {self.loc}>"

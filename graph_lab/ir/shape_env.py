@@ -312,6 +312,11 @@ _CURRENT: ContextVar[ShapeEnv | None] = ContextVar("graph_lab_shape_env", defaul
 _NOTHING_KNOWN = ShapeEnv(strict=True)
 
 
+def in_use() -> ShapeEnv | None:
+    """The ShapeEnv that ``using`` set, or None."""
+    return _CURRENT.get()
+
+
 def current() -> ShapeEnv:
     """The ShapeEnv of the capture or check in progress; an empty strict one when there is none."""
     env = _CURRENT.get()

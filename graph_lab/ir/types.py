@@ -27,7 +27,9 @@ _WEAK_DEFAULT_DTYPE = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float:
 
 def dtype_name(dtype: np.dtype) -> str:
     """The short printed name of a dtype (``f32``); NumPy's own name for the rare ones."""
-    return _SHORT_NAMES.get(np.dtype(dtype), np.dtype(dtype).name)
+    dtype = np.dtype(dtype)
+    short = _SHORT_NAMES.get(dtype)
+    return short if short is not None else dtype.name
 
 
 def dtype_from_name(name: str) -> np.dtype:

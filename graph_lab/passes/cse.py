@@ -44,7 +44,7 @@ def node_key(node) -> tuple | None:
 def cse(graph: Graph) -> list[str]:
     seen: dict[tuple, object] = {}
     report: list[str] = []
-    numbering = graph.numbering()
+    numbering = None  # made at the first change, which is before anything changed
     for node in list(graph.nodes):
         key = node_key(node)
         if key is None:
@@ -52,6 +52,8 @@ def cse(graph: Graph) -> list[str]:
         first = seen.setdefault(key, node)
         if first is node:
             continue
+        if numbering is None:
+            numbering = graph.numbering()
         report.append(f"{graph.node_text(node, numbering)} is {graph.node_text(first, numbering)}")
         for old, new in zip(node.outputs, first.outputs):
             graph.replace_all_uses_with(old, new)

@@ -65,7 +65,7 @@ def _small(t: TensorType, max_elements: int) -> bool:
 
 def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
     report: list[str] = []
-    numbering = graph.numbering()
+    numbering = None  # made at the first fold, which is before anything changed
     for node in list(graph.nodes):
         if not _foldable(node) or not all(_small(v.type, max_elements) for v in node.outputs):
             continue
@@ -75,6 +75,8 @@ def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
             continue
         if [TensorType.of(r) for r in results] != [v.type for v in node.outputs]:
             continue
+        if numbering is None:
+            numbering = graph.numbering()
         text = graph.node_text(node, numbering)
         for old, value in zip(node.outputs, results):
             const = graph.insert_before(node, Op.CONST, [], {"value": value}, node.loc)

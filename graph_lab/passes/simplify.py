@@ -117,6 +117,9 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
     report: list[str] = []
     aliasing_before = _aliasing_outputs(graph)
+    rules_of: dict[Op, list[Rule]] = {}  # each op's rules, in their order in ``rules``
+    for rule in rules:
+        rules_of.setdefault(rule.op, []).append(rule)
     changed = True
     while changed:
         changed = False
@@ -124,9 +127,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
         for node in list(graph.nodes):
             if len(node.outputs) != 1 or not (node.output.users or node.output in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
-            for rule in rules:
-                if rule.op != node.op:
-                    continue
+            for rule in rules_of.get(node.op, ()):
                 new = rule.rewrite(node, graph)
                 if new is None or new.type != node.output.type:
                     continue
@@ -142,11 +143,11 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    numbering = graph.numbering()
-    for node in graph.nodes:
-        if node.regions:
-            report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
-                          f"top-level graph only)")
+    regions = [node for node in graph.nodes if node.regions]
+    numbering = graph.numbering() if regions else None
+    for node in regions:
+        report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
+                      f"top-level graph only)")
     if report:  # an untouched graph is as valid as it was
         graph.verify()
     return report

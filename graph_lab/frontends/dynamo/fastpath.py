@@ -33,7 +33,15 @@ It checks the same guards in the same order as the entries' own guard functions,
 path would pick; on a miss the general path takes over (it works out which guard failed, logs why and captures
 again). Like the guard functions, the source refers to keys, attribute names, expected values and objects only
 through names bound to them (``K0``, ``K1``, ...: default arguments, read as fast as locals), never text taken
-from user data; the only literals it contains are indices and axis numbers it made itself.
+from user data; the only literals it contains are indices and axis numbers it made itself. A run of like guards on
+the items of a list (``guards.item_runs``: ``for w in ws`` over N arrays of one shape) is one slice and one loop::
+
+                r0 = v1[0:256]
+                if len(r0) != 256 or not all(type(v) is ndarray and v.shape == K5 and v.dtype == K6 for v in r0):
+                    break
+
+and the items go to the graph as ``*r0``. The function is made on the first call after a capture (see
+``CompiledFunction.__call__``), when a hit becomes possible.
 
 An entry whose state cannot be written this way (a source on the stack or in a local that is not an argument, a
 result rebuilt as a new list or a view) leaves the whole offset to the general path.
@@ -46,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .guards import _check_expr, dims_match, sizes_hold, same_value
+from .guards import _check_expr, dims_match, item_runs, sizes_hold, same_value
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, Const, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -76,10 +84,20 @@ class _Writer:
     def entry(self, n: int, seg) -> None:
         """The block of one cache entry."""
         self.vars: dict[Source, str] = {}
+        self.runs: dict[str, tuple] = {}  # name of a list of items read as one slice -> the items' sources
         body: list[str] = []
         self.body = body
         typed: dict[Source, type] = {}
-        for g in seg.guards.guards:
+        guards = seg.guards.guards
+        runs = item_runs(guards)
+        i = 0
+        while i < len(guards):
+            g = guards[i]
+            if i in runs:  # like guards on the items of one list: one slice, checked by one loop
+                body += self.run(guards[i:runs[i]])
+                i = runs[i]
+                continue
+            i += 1
             v = self.fetch(g.source)
             if g.kind == "type":
                 typed[g.source] = g.expected
@@ -89,10 +107,8 @@ class _Writer:
                 expected = "None"
             elif g.kind == "keys":
                 expected = self.const(tuple(g.expected))
-            elif g.kind == "array":  # shape and dtype as two names: no indexing on each call
-                shape, dtype = self.const(g.expected[0]), self.const(g.expected[1])
-                body += [f"if not (type({v}) is ndarray and {v}.shape == {shape} and {v}.dtype == {dtype}):",
-                         "    break"]
+            elif g.kind == "array":
+                body += [f"if not ({self.array_check(v, g.expected)}):", "    break"]
                 continue
             else:
                 expected = self.const(g.expected)
@@ -104,9 +120,10 @@ class _Writer:
                 check = f"tuple({v}) == {expected}"
             body.append(f"if not ({check}):")
             body.append("    break")
-        inputs = [self.fetch(s) for s in seg.input_sources]
+        for s in seg.input_sources:
+            self.fetch(s)
         self.named_errors = None
-        run = _runner_call(seg, inputs, self)
+        run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)
         self.lines.append("    for _ in ONCE:")
         self.lines.append("        try:")
@@ -124,6 +141,43 @@ class _Writer:
             self.lines += ["        try:", f"            R = {run}", "        except Exception as e:",
                            f"            raise {self.named_errors}(e)"]
         self.lines.append(f"        return {result}")
+
+    def array_check(self, v: str, expected: tuple) -> str:
+        """Shape and dtype as two names: no indexing on each call."""
+        shape, dtype = self.const(expected[0]), self.const(expected[1])
+        return f"type({v}) is ndarray and {v}.shape == {shape} and {v}.dtype == {dtype}"
+
+    def run(self, guards: list) -> list[str]:
+        """The lines checking a run of ``item_runs``: its items are read as one slice of the list (or tuple: its
+        type is checked before), each then named ``r0[j]``."""
+        first = guards[0]
+        name = f"r{len(self.runs)}"
+        start, stop = first.source.key, first.source.key + len(guards)
+        self.runs[name] = tuple(g.source for g in guards)
+        for j, g in enumerate(guards):
+            self.vars.setdefault(g.source, f"{name}[{j}]")
+        if first.kind == "array":
+            check = self.array_check("v", first.expected)
+        else:
+            check = _check_expr(first.kind, "v", self.const(first.expected))
+        return [f"{name} = {self.fetch(first.source.base)}[{int(start)}:{int(stop)}]",
+                f"if len({name}) != {len(guards)} or not all({check} for v in {name}):",
+                "    break"]
+
+    def tuple_of(self, sources: list[Source]) -> str:
+        """``(v0, v1, ...)`` of the sources' values; the items of a run, in order, are written ``*r0``."""
+        parts = []
+        i = 0
+        while i < len(sources):
+            run = next((name for name, items in self.runs.items()
+                        if items[0] == sources[i] and tuple(sources[i:i + len(items)]) == items), None)
+            if run is not None:
+                parts.append(f"*{run}")
+                i += len(self.runs[run])
+            else:
+                parts.append(self.fetch(sources[i]))
+                i += 1
+        return "(" + "".join(p + ", " for p in parts) + ")"
 
     def fetch(self, source: Source) -> str:
         """The variable holding ``source``'s value (fetched once, in the entry's try block)."""
@@ -184,22 +238,22 @@ class _Writer:
         raise _NotFast(f"a {kind} result")
 
 
-def _runner_call(seg, inputs: list[str], writer: _Writer) -> str:
+def _runner_call(seg, writer: _Writer) -> str:
     """The expression that runs the segment's graph on the fetched inputs, giving its outputs."""
     runner = seg.runner
     compiled = getattr(runner, "__self__", None)
     names = [n.attrs["name"] for n in seg.graph.input_nodes]
-    by_name = dict(zip(names, inputs))
+    by_name = dict(zip(names, seg.input_sources))
     if compiled is not None and getattr(runner, "__func__", None) is type(compiled).run and \
             hasattr(compiled, "_run"):
-        ordered = "(" + "".join(by_name[name] + ", " for name in compiled.input_names) + ")"
+        ordered = writer.tuple_of([by_name[name] for name in compiled.input_names])
         direct = getattr(compiled, "direct", None)
         if direct is not None:  # codegen's function itself; its errors are named as _run names them
             forward, consts = direct
             writer.named_errors = writer.const(compiled._named_error)
             return f"{writer.const(forward)}({ordered}, {writer.const(compiled._params)}, {writer.const(consts)})"
         return f"{writer.const(compiled._run)}({ordered}, {writer.const(compiled._params)})"
-    return f"{writer.const(runner)}(dict(zip({writer.const(tuple(names))}, ({''.join(v + ', ' for v in inputs)}))))"
+    return f"{writer.const(runner)}(dict(zip({writer.const(tuple(names))}, {writer.tuple_of(seg.input_sources)})))"
 
 
 def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
@@ -231,6 +285,6 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
     namespace = {"ONCE": (None,), "UNSET": UNSET,
                  "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match, "sizes_hold": sizes_hold,
                  "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr,
-                                                    "dict": dict, "zip": zip, "Exception": Exception}}
+                                                    "dict": dict, "zip": zip, "all": all, "Exception": Exception}}
     exec(compile(source, "<graph_lab fast path>", "exec"), namespace)
     return namespace["make"](*writer.consts), source

@@ -112,6 +112,8 @@ class Frame:
         self.parent = parent
         self.stack: list[Var] = []
         self.instructions = instructions_of(code)
+        self.locations = locations_of(code)
+        self.handlers = handlers_of(code)
         self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
         self.ip = 0
         self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
@@ -121,9 +123,7 @@ class Frame:
         return 0 if self.parent is None else self.parent.depth + 1
 
     def loc(self) -> SourceLoc:
-        ins = self.instructions[min(self.ip, len(self.instructions) - 1)]
-        line = ins.positions.lineno if ins.positions and ins.positions.lineno else self.code.co_firstlineno
-        return SourceLoc(self.code.co_filename, line)
+        return self.locations[min(self.ip, len(self.locations) - 1)]
 
     def jump(self, offset: int) -> None:
         self.ip = self.index_of[offset]
@@ -149,13 +149,13 @@ class Frame:
 
     def step(self):
         """Run the instruction at ``ip``; returns a ``Return`` when the frame returns."""
-        from .handlers import handler_for
         ins = self.instructions[self.ip]
+        handler = self.handlers[self.ip]
         self.ip += 1
         if not self.ctx.symbolic:
-            return handler_for(ins.opname)(self, ins)
+            return handler(self, ins)
         try:
-            return handler_for(ins.opname)(self, ins)
+            return handler(self, ins)
         except (BreakGraph, Unsupported):
             raise
         except Exception as e:  # eager Python raises it too: the instruction runs for real, at a break
@@ -178,3 +178,30 @@ def instructions_of(code: types.CodeType) -> list[dis.Instruction]:
         ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         _instruction_cache[code] = ins
     return ins
+
+
+_location_cache: dict[types.CodeType, list[SourceLoc]] = {}
+
+
+def locations_of(code: types.CodeType) -> list[SourceLoc]:
+    """The user's line of each instruction of ``instructions_of(code)`` (made once: capture asks on every step)."""
+    locations = _location_cache.get(code)
+    if locations is None:
+        locations = [SourceLoc(code.co_filename, ins.positions.lineno if ins.positions and ins.positions.lineno
+                               else code.co_firstlineno) for ins in instructions_of(code)]
+        _location_cache[code] = locations
+    return locations
+
+
+_handler_cache: dict[types.CodeType, list] = {}
+
+
+def handlers_of(code: types.CodeType) -> list:
+    """The handler of each instruction of ``instructions_of(code)``, looked up once per code object (not on each
+    step: a loop runs the same instructions many times)."""
+    handlers = _handler_cache.get(code)
+    if handlers is None:
+        from .handlers import handler_for  # (handlers.py imports this module)
+        handlers = [handler_for(ins.opname) for ins in instructions_of(code)]
+        _handler_cache[code] = handlers
+    return handlers

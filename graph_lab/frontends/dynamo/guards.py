@@ -9,13 +9,14 @@ sources and expected values only by position (``S[3]``, ``K[3]``): no text from 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...ir.source import SourceLoc
-from .sources import Source
+from .sources import Const, DerivedSource, ItemSource, Source
 
 KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
 
@@ -66,7 +67,7 @@ class Guard:
         where = f" (guard from {self.loc})" if self.loc else ""
         if self.kind == "array":
             shape, dtype = self.expected
-            if not isinstance(value, np.ndarray):
+            if type(value) is not np.ndarray:  # a subclass (np.matrix) too: the guard checks the exact type
                 return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray{where}"
             if value.shape != shape:
                 for i, (a, b) in enumerate(zip(value.shape, shape)):
@@ -127,7 +128,7 @@ def sizes_hold(value, expected) -> bool:
 
 def _dims_failure(what: str, value, expected) -> str:
     pattern, dtype = expected
-    if not isinstance(value, np.ndarray):
+    if type(value) is not np.ndarray:
         return f"{what} is {_a(type(value).__name__)}, the cached graph was built for an ndarray"
     if value.ndim != len(pattern):
         return f"{what}.ndim is {value.ndim}, the cached graph was built for {len(pattern)}"
@@ -170,37 +171,107 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
+def _lower_bound(g: Guard, counts: tuple) -> tuple | None:
+    """``(count source, k)`` for a guard "count(...) > k is True" with an int ``k``, else None."""
+    source = g.source
+    if g.kind != "equals" or g.expected is not True or not isinstance(source, DerivedSource) or \
+            source.fn is not operator.gt or len(source.args) != 2:
+        return None
+    count, k = source.args
+    if not (isinstance(count, DerivedSource) and count.fn in counts and isinstance(k, Const) and
+            type(k.value) is int):
+        return None
+    return count, k.value
+
+
+def _key(guard: Guard) -> tuple:
+    """What makes two guards the same check (the set keeps the first)."""
+    return guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None
+
+
 @dataclass
 class GuardSet:
     guards: list[Guard] = field(default_factory=list)
     _keys: set = field(default_factory=set)
 
     def add(self, guard: Guard) -> None:
-        key = (guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None)
+        key = _key(guard)
         if key not in self._keys:
             self._keys.add(key)
             self.guards.append(guard)
+
+    def merge_lower_bounds(self, counts: tuple) -> None:
+        """Keep one guard of each set of facts "n > k is True" on one count ``n``: the one with the largest ``k``
+        (it implies the others), checked where the first of them was. ``counts`` are functions that always return
+        an int (``len``): the count is one of them applied to a source.
+
+        A ``for`` loop over a list guards "one more item" for each item it takes: ``len(ws) > 0``, ``len(ws) > 1``,
+        ..., ``len(ws) > 255``; one guard ``len(ws) > 255`` says it all. In the first one's place it is checked
+        before the items' own guards (so that no item is read from a list too short), and it reads what the
+        first one read (``len(ws)``), so it cannot fail to read where the first one could not."""
+        strongest: dict[Source, Guard] = {}  # count source -> the guard with the largest k
+        for g in self.guards:
+            bound = _lower_bound(g, counts)
+            if bound is not None:
+                count, k = bound
+                if count not in strongest or k > _lower_bound(strongest[count], counts)[1]:
+                    strongest[count] = g
+        if not strongest:
+            return
+        kept = []
+        for g in self.guards:
+            bound = _lower_bound(g, counts)
+            if bound is None:
+                kept.append(g)
+            elif bound[0] in strongest:  # the first of its count: the strongest fact goes here
+                kept.append(strongest.pop(bound[0]))
+        self.guards = kept
+        self._keys = {_key(g) for g in kept}
 
     def compile(self):
         """One function ``check(inputs) -> index of the first failing guard, or -1``.
 
         Guards run in the order they were added (an entry's type before its length, a dict's keys before an item);
         each source is read once, before the first guard that needs it, and a source that cannot be read (a
-        missing key, a computation that raises) fails that guard."""
+        missing key, a computation that raises) fails that guard. A run of like guards on the items of a list
+        (see ``item_runs``) is checked by a loop, in the same order, returning the same index."""
         sources: list[Source] = []
         index: dict[Source, int] = {}
         lines = ["def check(I):"]
-        for n, g in enumerate(self.guards):
-            for s in ([g.source, g.expected] if g.kind in ("alias", "distinct") else [g.source]):
-                if s not in index:
-                    index[s] = len(sources)
-                    sources.append(s)
-                    lines += ["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
-                              f"        return {n}"]
-            other = f"v{index[g.expected]}" if g.kind in ("alias", "distinct") else ""
+
+        def fetch(s: Source, n: int) -> str:
+            if s not in index:
+                index[s] = len(sources)
+                sources.append(s)
+                lines.extend(["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
+                              f"        return {n}"])
+            return f"v{index[s]}"
+
+        runs = item_runs(self.guards)
+        n = 0
+        while n < len(self.guards):
+            g = self.guards[n]
+            end = runs.get(n)
+            if end is not None:  # guards n .. end - 1 check items first .. of one list, in a loop
+                first = g.source.key
+                lines += [f"    for n, key in zip(range({n}, {end}), range({first}, {first + end - n})):",
+                          "        try:",
+                          f"            v = {fetch(g.source.base, n)}[key]",
+                          "        except Exception:",
+                          "            return n",
+                          f"        if not ({_check_expr(g.kind, 'v', f'K[{n}]')}):",
+                          "            return n"]
+                n = end
+                continue
+            if g.kind in ("alias", "distinct"):
+                fetch(g.source, n)
+                other = fetch(g.expected, n)
+            else:
+                other = ""
             kind = "same" if g.kind == "equals" and isinstance(g.expected, (float, np.floating, tuple)) else g.kind
-            lines.append(f"    if not ({_check_expr(kind, f'v{index[g.source]}', f'K[{n}]', other)}):")
+            lines.append(f"    if not ({_check_expr(kind, fetch(g.source, n), f'K[{n}]', other)}):")
             lines.append(f"        return {n}")
+            n += 1
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
@@ -211,3 +282,47 @@ class GuardSet:
         check = namespace["check"]
         check.source_text = source_text
         return check
+
+
+RUN_KINDS = ("type", "array", "dims")
+"""Guards that a run may hold: those whose check reads nothing but the item and the expected value."""
+MIN_RUN = 4
+"""Shorter runs are written out guard by guard."""
+
+
+def item_runs(guards: list[Guard]) -> dict[int, int]:
+    """``{first: end}`` for each run of guards ``first .. end - 1`` that generated code may check in a loop: the
+    same kind (one of RUN_KINDS) and the same expected value, on the items ``k, k + 1, k + 2, ...`` of one list or
+    tuple whose type an earlier guard checks (so that reading an item runs no user code). ``for w in ws`` over
+    N arrays of one shape gives one run of N guards."""
+    runs: dict[int, int] = {}
+    sequences: set[Source] = set()  # sources that an earlier guard checks to be exactly a list or a tuple
+    start = None  # the first guard of the run being grown
+    for n, g in enumerate(guards):
+        if start is not None and not _next_in_run(guards[start], guards[n - 1], g):
+            if n - start >= MIN_RUN:
+                runs[start] = n
+            start = None
+        if start is None and _may_start_run(g, sequences):
+            start = n
+        if g.kind == "type" and g.expected in (list, tuple):
+            sequences.add(g.source)
+    if start is not None and len(guards) - start >= MIN_RUN:
+        runs[start] = len(guards)
+    return runs
+
+
+def _may_start_run(g: Guard, sequences: set) -> bool:
+    return g.kind in RUN_KINDS and isinstance(g.source, ItemSource) and type(g.source.key) is int and \
+        g.source.base in sequences
+
+
+def _next_in_run(first: Guard, last: Guard, g: Guard) -> bool:
+    """Guard ``g`` checks, on the item after ``last``'s, what ``first`` checks on its item."""
+    if not (g.kind == first.kind and isinstance(g.source, ItemSource) and type(g.source.key) is int
+            and g.source.base == first.source.base and g.source.key == last.source.key + 1):
+        return False
+    if g.kind == "type":
+        return g.expected is first.expected
+    (shape, dtype), (first_shape, first_dtype) = g.expected, first.expected
+    return shape == first_shape and dtype == first_dtype

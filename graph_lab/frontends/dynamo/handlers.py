@@ -14,7 +14,7 @@ import operator
 import sys
 import types
 
-from .frame import NULL, BreakGraph, IterState, Return, Unsupported, Var
+from .frame import NULL, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
 
 HANDLERS: dict[str, tuple[tuple[int, int], object]] = {}
 
@@ -52,9 +52,9 @@ def cannot_interpret(code) -> str | None:
     None. A graph break runs one instruction of the function itself, so every opcode it has needs a handler."""
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return f"{code.co_name} is a generator or coroutine function"
-    supported = supported_opnames()
-    for ins in dis.get_instructions(code):
-        if ins.opname not in supported and ins.opname != "CACHE":
+    # (both cached per code object: a new compile() of the same function asks again)
+    for ins, handler in zip(instructions_of(code), handlers_of(code)):
+        if handler is _unhandled:
             return (f"opcode {ins.opname} (line {ins.positions.lineno}) has no handler in graph_lab's bytecode "
                     f"interpreter for Python {sys.version_info.major}.{sys.version_info.minor}")
     return None

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import GraphLabError
-from ...ir.shape_env import using
+from ...ir.shape_env import in_use, using
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
-from .segment import RecipeMaker, Segment, backend_runner, now
+from .iterators import items_left
+from .segment import RecipeMaker, Segment, backend_runner, now, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -78,8 +79,9 @@ class CompiledFunction:
         self._fast_hit: Segment | None = None  # set by the fast path: the entry it ran (last_events is made lazily)
         self._fast = None
         """The generated fast path for the first offset's entries (``fastpath``), or None."""
-        self.fast_path_source = ""
-        """Its source, or why there is none (for explain())."""
+        self._fast_path_source = ""
+        self._fast_path_due = False
+        """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
         self._first = instructions_of(self.code)[0].offset
         self.recompile_log: list[str] = []
         self.dynamic_dims: set[tuple] = set()
@@ -112,13 +114,32 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         # Once a whole-function graph is cached, ``fastpath`` generates a ``__call__`` for this object alone
-        # (guards, graph and result in one function; see _set_fast_path); until then, and after, this one.
+        # (guards, graph and result in one function; see _set_fast_path) on the call after the capture, the first
+        # that may hit; until then, and after, this one.
+        if self._fast_path_due:
+            self._make_fast_path()
+            if self._fast is not None:
+                return self._fast(self, *args, **kwargs)
         return self._call(args, kwargs)
+
+    @property
+    def fast_path_source(self) -> str:
+        """The source of the generated fast path, or why there is none (for explain())."""
+        if self._fast_path_due:
+            self._make_fast_path()
+        return self._fast_path_source
+
+    def _make_fast_path(self) -> None:
+        """Generate the fast path for the first offset's entries (each capture there makes it due again). It is
+        made when next needed, not at capture: a function called once, or recompiled on every call, never needs
+        it, and for a short function generating it costs as much as the capture."""
+        self._set_fast_path(*make_fast_path(self, self.cache[self._first]))
 
     def _set_fast_path(self, call, source: str) -> None:
         """Install ``call`` (or None: remove the fast path) as this object's ``__call__``; Python looks special
         methods up on the type, so the object gets a subclass of its own holding it."""
-        self._fast, self.fast_path_source = call, source
+        self._fast, self._fast_path_source = call, source
+        self._fast_path_due = False
         if call is None:
             self.__class__ = CompiledFunction
         else:
@@ -182,8 +203,9 @@ class CompiledFunction:
         seg = self._capture(offset, inputs)
         entries.append(seg)
         self._events.append(CallEvent(offset, seg, True, reasons))
-        if offset == self._first:
-            self._set_fast_path(*make_fast_path(self, entries))
+        if offset == self._first:  # the fast path misses the new entry: made again, with it, when next needed
+            self._set_fast_path(None, "")
+            self._fast_path_due = True
         return seg
 
     def _mark_dynamic(self, seg: Segment, inputs: FrameInputs) -> list[str]:
@@ -235,7 +257,7 @@ class CompiledFunction:
         except _Restart as r:
             seg = self._capture_once(offset, inputs, r.attempt)
         seg.compile_seconds = now() - started
-        seg.check = seg.guards.compile()
+        seg.check = _guard_function_on_first_use(seg)
         seg.runner = backend_runner(seg.graph, self.backend)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
@@ -268,22 +290,28 @@ class CompiledFunction:
             ins = frame.instructions[frame.ip]
             if stop is not None and steps == stop.steps:
                 seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
-                seg.steps = log + [(ins.offset, ins.opname, ins.argrepr, "graph break: " + stop.reason)]
+                seg.step_log = log + [(ins, "graph break: " + stop.reason)]
                 return seg
             n_nodes = len(ctx.graph.nodes)
             try:
-                with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
+                if in_use() is ctx.shape_env:  # (usually both None: nothing to set for this step)
                     result = frame.step()
+                else:
+                    with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
+                        result = frame.step()
             except (BreakGraph, Unsupported) as e:
                 if stop is not None:
                     raise
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
             ctx.frame = frame
             steps += 1
-            log.append((ins.offset, ins.opname, ins.argrepr, _describe_step(ins, frame, ctx.graph.nodes[n_nodes:])))
+            # What the step did, to be put in words only if someone asks (Segment.steps): the new nodes, if any,
+            # and what it left on top of the stack.
+            new_nodes = ctx.graph.nodes[n_nodes:] if len(ctx.graph.nodes) > n_nodes else ()
+            log.append((ins, new_nodes, top_of_stack(frame.stack)))
             if isinstance(result, Return):
                 seg = self._finish(ctx, frame, offset, "return", result=result.var)
-                seg.steps = log
+                seg.step_log = log
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
@@ -296,6 +324,7 @@ class CompiledFunction:
         ctx.graph.name = self.fn.__name__
         if ctx.shape_env is not None:
             ctx.size_guard()
+        ctx.guards.merge_lower_bounds(counts=(len, items_left))
         ctx.graph.remove_dead_code()
         names = [n.attrs["name"] for n in ctx.graph.input_nodes]
         seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,
@@ -368,28 +397,14 @@ class CompiledFunction:
                 return result.var.value
 
 
-def _describe_step(ins, frame, new_nodes) -> str:
-    """What one captured instruction did, in a few words (for lectures and explain())."""
-    ops = [str(n.op) for n in new_nodes if n.op not in ("input", "const", "param")]
-    if ops:
-        return "recorded " + ", ".join(ops)
-    if any(n.op == "input" for n in new_nodes):
-        return "new graph input"
-    if ins.opname.startswith("STORE"):
-        return f"Python binding {ins.argval}"
-    if ins.opname == "RETURN_VALUE":
-        return "return"
-    if ins.opname.startswith(("POP_JUMP", "JUMP", "FOR_ITER")):
-        return "Python control flow, decided at capture"
-    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES"):
-        return "stack bookkeeping"
-    if frame.stack and hasattr(frame.stack[-1].value, "_rec"):
-        return f"tensor {frame.stack[-1].value.type}"
-    if frame.stack:
-        value = frame.stack[-1].value
-        text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
-        return f"Python value {text[:24]}"
-    return "stack bookkeeping"
+def _guard_function_on_first_use(seg: Segment):
+    """A stand-in for ``seg``'s guard function that generates it when first called, and from then on is replaced
+    by it. A whole-function graph may never need it (its cache hits take the fast path, which checks the guards
+    itself), and for a long program it is the largest piece of generated code."""
+    def check(inputs: FrameInputs) -> int:
+        seg.check = seg.guards.compile()
+        return seg.check(inputs)
+    return check
 
 
 class _Restart(Exception):

@@ -19,6 +19,7 @@ from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
 from ...ir.symbolic import SymbolicValue
+from ...ir.types import TensorType
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
@@ -54,8 +55,18 @@ class Segment:
     check: Any = None
     """The compiled guard function: check(FrameInputs) -> index of the first failing guard, or -1."""
     runner: Any = None
-    steps: list = field(default_factory=list)
-    """(offset, opname, argrepr, what capture did) for each instruction captured."""
+    step_log: list = field(default_factory=list)
+    """What capture did at each instruction: ``(instruction, new nodes, value on top of the stack)``, or
+    ``(instruction, text)`` for the instruction at a break (see ``steps``)."""
+
+    @property
+    def steps(self) -> list[tuple]:
+        """(offset, opname, argrepr, what capture did) for each instruction captured, put in words on first use
+        (capture runs thousands of instructions; few segments are ever explained)."""
+        if "_steps" not in self.__dict__:
+            self._steps = [(entry[0].offset, entry[0].opname, entry[0].argrepr,
+                            entry[1] if len(entry) == 2 else describe_step(*entry)) for entry in self.step_log]
+        return self._steps
 
     def execute(self, inputs: FrameInputs):
         names = self.__dict__.get("_input_names")
@@ -72,6 +83,48 @@ class Segment:
         local_vars = {name: rebuild(r) for name, r in self.local_recipes.items() if not _unbound(r, inputs)}
         stack = [rebuild(r) for r in self.stack_recipes]
         return None, local_vars, stack
+
+
+EMPTY_STACK = object()
+"""In a step log: the stack was empty after the step."""
+
+
+def top_of_stack(stack: list):
+    """What ``describe_step`` needs to know of the value on top of the stack, without keeping the value itself
+    alive (a stand-in tensor holds on to its whole capture): a stand-in's type, a Python scalar, or the type of
+    anything else; EMPTY_STACK when the stack is empty."""
+    if not stack:
+        return EMPTY_STACK
+    value = stack[-1].value
+    if isinstance(value, Tensor):
+        return value.type
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return value
+    return type(value)
+
+
+def describe_step(ins, new_nodes, top) -> str:
+    """What one captured instruction did, in a few words (for lectures and explain()): ``new_nodes`` are the
+    nodes it recorded, ``top`` what ``top_of_stack`` said of the stack after it."""
+    ops = [str(n.op) for n in new_nodes if n.op not in ("input", "const", "param")]
+    if ops:
+        return "recorded " + ", ".join(ops)
+    if any(n.op == "input" for n in new_nodes):
+        return "new graph input"
+    if ins.opname.startswith("STORE"):
+        return f"Python binding {ins.argval}"
+    if ins.opname == "RETURN_VALUE":
+        return "return"
+    if ins.opname.startswith(("POP_JUMP", "JUMP", "FOR_ITER")):
+        return "Python control flow, decided at capture"
+    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES"):
+        return "stack bookkeeping"
+    if top is EMPTY_STACK:
+        return "stack bookkeeping"
+    if isinstance(top, TensorType):
+        return f"tensor {top}"
+    text = top.__name__ if isinstance(top, type) else repr(top)
+    return f"Python value {text[:24]}"
 
 
 def _unbound(recipe: tuple, inputs: FrameInputs) -> bool:
