@@ -15,7 +15,7 @@ from ..errors import OpError, TraceError
 from ..ir.graph import Node, Value
 from ..ir.source import SourceLoc, user_location
 from ..ir.symbolic import SymbolicValue
-from ..ir.shape_env import active as shape_env_active
+from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
@@ -123,7 +123,7 @@ class Recorder:
         values = tuple([self.operand_value(x, loc) for x in operands])
         types = tuple([v.type for v in values])
         try:
-            if self.shape_env is None and shape_env_active() is None:
+            if self.shape_env is None and shape_env_in_use() is None:
                 out_types = infer_static(definition, types, attrs)
             else:
                 out_types = definition.infer(types, attrs)

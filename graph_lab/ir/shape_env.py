@@ -313,7 +313,7 @@ _NOTHING_KNOWN = ShapeEnv(strict=True)
 
 
 def in_use() -> ShapeEnv | None:
-    """The ShapeEnv that ``using`` set, or None."""
+    """The ShapeEnv that ``using`` set (the capture or check in progress), or None: shapes are static."""
     return _CURRENT.get()
 
 
@@ -321,11 +321,6 @@ def current() -> ShapeEnv:
     """The ShapeEnv of the capture or check in progress; an empty strict one when there is none."""
     env = _CURRENT.get()
     return env if env is not None else _NOTHING_KNOWN
-
-
-def active() -> ShapeEnv | None:
-    """The ShapeEnv of the capture or check in progress, or None when there is none (shapes are static)."""
-    return _CURRENT.get()
 
 
 class using:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.shape_env import in_use, using
+from ..recorder import gc_paused
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
@@ -252,13 +253,14 @@ class CompiledFunction:
     def _capture(self, offset: int, inputs: FrameInputs) -> Segment:
         started = now()
         self.captures += 1
-        try:
-            seg = self._capture_once(offset, inputs, None)
-        except _Restart as r:
-            seg = self._capture_once(offset, inputs, r.attempt)
-        seg.compile_seconds = now() - started
-        seg.check = _guard_function_on_first_use(seg)
-        seg.runner = backend_runner(seg.graph, self.backend)
+        with gc_paused():  # as trace does: a capture makes many objects that all live on (see gc_paused)
+            try:
+                seg = self._capture_once(offset, inputs, None)
+            except _Restart as r:
+                seg = self._capture_once(offset, inputs, r.attempt)
+            seg.compile_seconds = now() - started
+            seg.check = _guard_function_on_first_use(seg)
+            seg.runner = backend_runner(seg.graph, self.backend)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")
