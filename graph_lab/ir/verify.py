@@ -25,7 +25,9 @@ from collections import Counter
 
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from ..ops.base import infer_static
 from .graph import Graph
+from .shape_env import active as shape_env_active
 from .shape_env import graph_facts
 from .sizes import has_symbols, symbol_sources
 from .symbolic import free_symbols
@@ -82,7 +84,8 @@ def _check_symbols_bound(graph, numbering) -> None:
     bound = None
     for node in graph.nodes:
         shapes = [v.type.shape for v in node.outputs]
-        if not (has_symbols(node.attrs) or any(has_symbols(s) for s in shapes)):
+        static_shapes = all(type(d) is int for s in shapes for d in s)  # the common case, quick to tell
+        if not (has_symbols(node.attrs) or not static_shapes and any(has_symbols(s) for s in shapes)):
             continue
         bound = set(symbol_sources(graph)) if bound is None else bound
         unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
@@ -169,7 +172,11 @@ def _check_regions(node, where: str, numbering, path: set[int], regions_seen: se
 
 def _check_types(node, where: str) -> None:
     try:
-        expected = opdef(node.op).infer(tuple(v.type for v in node.inputs), node.attrs)
+        definition, types = opdef(node.op), tuple([v.type for v in node.inputs])
+        if shape_env_active() is None:  # no symbolic facts in play: the rule's answer depends on its arguments only
+            expected = infer_static(definition, types, node.attrs)
+        else:
+            expected = definition.infer(types, node.attrs)
     except Exception as e:  # OpError, or a KeyError for a missing attribute: either way the rule rejects it
         raise VerifyError(f"{where}: its op's rule rejects the operands or attributes: {type(e).__name__}: {e}") \
             from None
