@@ -84,8 +84,11 @@ def _check_symbols_bound(graph, numbering) -> None:
     bound = None
     for node in graph.nodes:
         shapes = [v.type.shape for v in node.outputs]
-        static_shapes = all(type(d) is int for s in shapes for d in s)  # the common case, quick to tell
-        if not (has_symbols(node.attrs) or not static_shapes and any(has_symbols(s) for s in shapes)):
+        # (many nodes have no attributes, and most have static shapes: both quicker to tell than has_symbols)
+        symbolic = bool(node.attrs) and has_symbols(node.attrs)
+        if not symbolic and not all(type(d) is int for s in shapes for d in s):
+            symbolic = any(has_symbols(s) for s in shapes)
+        if not symbolic:
             continue
         bound = set(symbol_sources(graph)) if bound is None else bound
         unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
