@@ -6,6 +6,7 @@ Results are compared with eager NumPy."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import importlib.util
 import sys
@@ -16,6 +17,8 @@ import numpy as np
 import pytest
 
 from graph_lab import ScriptError, run, script
+from graph_lab.frontends.script.source import source_of
+import script_corpus
 from script_corpus import CORPUS
 from test_script_errors import expect_error
 
@@ -43,6 +46,20 @@ def test_scripting_twice_prints_the_same_graph(case):
     second = script(case.fn, case.shapes, case.params, loops=case.loops)
     assert str(second) == str(first)
     assert second is not first
+
+
+def test_scripting_leaves_the_kept_syntax_trees_as_they_were():
+    """The kept parse serves every later call, so converting must never change it: the trees of every function
+    of the corpus module (the scripted ones and the helpers they call, which are inlined) stay as they were."""
+    functions = [f for f in vars(script_corpus).values()
+                 if isinstance(f, types.FunctionType) and f.__module__ == script_corpus.__name__]
+    trees = {f: source_of(f).tree for f in functions}
+    before = {f: ast.dump(tree, include_attributes=True) for f, tree in trees.items()}
+    for case in CORPUS:
+        script(case.fn, case.shapes, case.params, loops=case.loops)
+    for f, tree in trees.items():
+        assert source_of(f).tree is tree
+        assert ast.dump(tree, include_attributes=True) == before[f], f.__name__
 
 
 def test_the_second_graph_computes_what_numpy_computes():

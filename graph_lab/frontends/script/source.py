@@ -39,7 +39,7 @@ def source_of(fn) -> "FunctionSource":
     for as long as the code object lives (weakly: a redefined function gets a new code object, hence a new
     parse, and the old entry goes with the old code). Nothing in ``script`` changes the syntax tree it is given,
     so one tree can serve every call (the ``FunctionSource`` holds no reference to the function or its code,
-which would keep the entry alive). A function whose source cannot be read raises each time (nothing kept)."""
+    which would keep the entry alive). A function whose source cannot be read raises each time (nothing kept)."""
     code = fn.__code__
     source = _parsed.get(code)
     if source is None or source.name != fn.__name__:  # a renamed copy of a function: messages use its name
