@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 import pytest
 
-from graph_lab import ScriptError, run, script
+from graph_lab import ScriptError, TraceError, run, script
 from graph_lab.frontends.script.source import source_of
 import script_corpus
 from script_corpus import CORPUS
@@ -181,3 +181,10 @@ def test_a_function_without_source_fails_the_same_every_time():
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert "cannot read the source of made" in messages[0]
+
+
+def test_an_argument_error_points_at_the_script_call():
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(TraceError) as info:
+        script(shift, {"not_an_argument": (2,)})
+    assert f"at test_script_speed_invariants.py:{line}: `script(shift" in str(info.value)

@@ -80,19 +80,19 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     plain Python functions are scripted and inlined. Anything that cannot be converted raises ``ScriptError``,
     showing the line with a caret under the construct and saying what to write instead. Dead code is removed.
     """
-    call_site = user_location(1)
     try:
         if loops not in LOOP_MODES:
             raise TraceError(f"loops must be one of {LOOP_MODES}, got {loops!r}")
         if not (inspect.isfunction(fn) or inspect.ismethod(fn) and inspect.isfunction(fn.__func__)):
             raise TraceError(f"script() takes a Python function defined with def (or a method of an object), "
                              f"got {type(fn).__name__}")
-        if not isinstance(shapes, Mapping) or not shapes:
+        if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
         specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
         order, params_name = bind_arguments(fn, list(specs), params is not None)
     except TraceError as e:
+        call_site = user_location(1)  # an argument error is the caller's: point at the script(...) call
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
     owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
     source = source_of(fn)
