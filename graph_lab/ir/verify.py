@@ -45,13 +45,15 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
     defined: set = set()
     seen: set[int] = set()
     names: dict[str, str] = {}
+    rules_are_pure = shape_env_active() is None  # no symbolic facts in play: a rule's answer can be remembered
     for position, node in enumerate(graph.nodes):
         where = _Where(context, position, graph, node, numbering)
         if id(node) in seen:
             raise VerifyError(f"{where}: appears twice in graph.nodes; a node is placed once (copy it with "
                               f"Graph.extract to compute a value twice)")
         seen.add(id(node))
-        if node.op not in REGISTRY:
+        definition = REGISTRY.get(node.op)
+        if definition is None:
             raise VerifyError(f"{where}: op {node.op!r} is not in the op table")
         if node.op in SOURCE_OPS and node.inputs:
             raise VerifyError(f"{where}: a {node.op} node is a source and reads no operands")
@@ -63,9 +65,12 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
                 raise VerifyError(f"{where}: output {i} records another producer or position "
                                   f"(Value.node and Value.index must point back at this node)")
             defined.add(v)
-        _check_regions(node, where, numbering, path, regions_seen)
-        _check_types(node, where)
-        _check_name(graph, node, where, names)
+        # (rules 10 and 6 concern few nodes, control-flow ops and named sources: checked only for those)
+        if definition.regions:
+            _check_regions(node, where, numbering, path, regions_seen)
+        _check_types(node, definition, where, rules_are_pure)
+        if node.op in _NAMED_OPS:
+            _check_name(graph, node, where, names)
     for v in (v for node in graph.nodes for v in node.outputs):
         for user in v.users:
             if id(user) not in in_graph:
@@ -139,9 +144,10 @@ def _check_operands(node, where: str, defined: set, own: set, numbering) -> None
                               f"instead of editing it)")
 
 
+_NAMED_OPS = (Op.INPUT, Op.PARAM)
+
+
 def _check_name(graph, node, where: str, names: dict[str, str]) -> None:
-    if node.op not in (Op.INPUT, Op.PARAM):
-        return
     name = node.attrs.get("name")
     if not isinstance(name, str):
         raise VerifyError(f"{where}: an {node.op} node needs a string attribute 'name', got {name!r}")
@@ -173,10 +179,12 @@ def _check_regions(node, where: str, numbering, path: set[int], regions_seen: se
         _verify(region, numbering, f"{where}, region {key}: ", path | {id(region)}, regions_seen)
 
 
-def _check_types(node, where: str) -> None:
+def _check_types(node, definition, where: str, rules_are_pure: bool) -> None:
+    """Rule 7. ``rules_are_pure``: no ShapeEnv is active, so the rule's answer depends on its arguments only and
+    may come from the memo the captures fill (``infer_static``)."""
     try:
-        definition, types = opdef(node.op), tuple([v.type for v in node.inputs])
-        if shape_env_active() is None:  # no symbolic facts in play: the rule's answer depends on its arguments only
+        types = tuple([v.type for v in node.inputs])
+        if rules_are_pure:
             expected = infer_static(definition, types, node.attrs)
         else:
             expected = definition.infer(types, node.attrs)
