@@ -35,7 +35,28 @@ from .symbolic import free_symbols
 
 def verify(graph) -> None:
     with graph_facts(graph):
-        _verify(graph, graph.numbering(), "", {id(graph)}, set())
+        _verify(graph, _Numbering(graph), "", {id(graph)}, set())
+
+
+class _Numbering:
+    """``graph.numbering()`` (``%0, %1, ...``), worked out the first time a message asks for a number: a graph that
+    passes every check prints none, and numbering every value would cost as much as some of the checks."""
+
+    __slots__ = ("graph", "_numbers")
+
+    def __init__(self, graph):
+        self.graph, self._numbers = graph, None
+
+    def numbers(self) -> dict:
+        if self._numbers is None:
+            self._numbers = self.graph.numbering()
+        return self._numbers
+
+    def __getitem__(self, value) -> int:
+        return self.numbers()[value]
+
+    def __contains__(self, value) -> bool:
+        return value in self.numbers()
 
 
 def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[int]) -> None:
@@ -117,7 +138,7 @@ class _Where:
 
 def _describe(graph, node, numbering) -> str:
     try:
-        return graph.node_text(node, numbering)
+        return graph.node_text(node, numbering.numbers())
     except Exception:  # a node too broken to print (missing attributes): still say which one
         return f"a node of op {node.op}"
 
