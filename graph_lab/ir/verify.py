@@ -25,7 +25,9 @@ from collections import Counter
 
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
+from ..ops.base import infer_static
 from .graph import Graph
+from .shape_env import active as shape_env_active
 from .shape_env import graph_facts
 from .sizes import has_symbols, symbol_sources
 from .symbolic import free_symbols
@@ -33,7 +35,28 @@ from .symbolic import free_symbols
 
 def verify(graph) -> None:
     with graph_facts(graph):
-        _verify(graph, graph.numbering(), "", {id(graph)}, set())
+        _verify(graph, _Numbering(graph), "", {id(graph)}, set())
+
+
+class _Numbering:
+    """``graph.numbering()`` (``%0, %1, ...``), worked out the first time a message asks for a number: a graph that
+    passes every check prints none, and numbering every value would cost as much as some of the checks."""
+
+    __slots__ = ("graph", "_numbers")
+
+    def __init__(self, graph):
+        self.graph, self._numbers = graph, None
+
+    def numbers(self) -> dict:
+        if self._numbers is None:
+            self._numbers = self.graph.numbering()
+        return self._numbers
+
+    def __getitem__(self, value) -> int:
+        return self.numbers()[value]
+
+    def __contains__(self, value) -> bool:
+        return value in self.numbers()
 
 
 def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[int]) -> None:
@@ -43,13 +66,15 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
     defined: set = set()
     seen: set[int] = set()
     names: dict[str, str] = {}
+    rules_are_pure = shape_env_active() is None  # no symbolic facts in play: a rule's answer can be remembered
     for position, node in enumerate(graph.nodes):
         where = _Where(context, position, graph, node, numbering)
         if id(node) in seen:
             raise VerifyError(f"{where}: appears twice in graph.nodes; a node is placed once (copy it with "
                               f"Graph.extract to compute a value twice)")
         seen.add(id(node))
-        if node.op not in REGISTRY:
+        definition = REGISTRY.get(node.op)
+        if definition is None:
             raise VerifyError(f"{where}: op {node.op!r} is not in the op table")
         if node.op in SOURCE_OPS and node.inputs:
             raise VerifyError(f"{where}: a {node.op} node is a source and reads no operands")
@@ -61,9 +86,12 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
                 raise VerifyError(f"{where}: output {i} records another producer or position "
                                   f"(Value.node and Value.index must point back at this node)")
             defined.add(v)
-        _check_regions(node, where, numbering, path, regions_seen)
-        _check_types(node, where)
-        _check_name(graph, node, where, names)
+        # (rules 10 and 6 concern few nodes, control-flow ops and named sources: checked only for those)
+        if definition.regions:
+            _check_regions(node, where, numbering, path, regions_seen)
+        _check_types(node, definition, where, rules_are_pure)
+        if node.op in _NAMED_OPS:
+            _check_name(graph, node, where, names)
     for v in (v for node in graph.nodes for v in node.outputs):
         for user in v.users:
             if id(user) not in in_graph:
@@ -82,7 +110,11 @@ def _check_symbols_bound(graph, numbering) -> None:
     bound = None
     for node in graph.nodes:
         shapes = [v.type.shape for v in node.outputs]
-        if not (has_symbols(node.attrs) or any(has_symbols(s) for s in shapes)):
+        # (many nodes have no attributes, and most have static shapes: both quicker to tell than has_symbols)
+        symbolic = bool(node.attrs) and has_symbols(node.attrs)
+        if not symbolic and not all(type(d) is int for s in shapes for d in s):
+            symbolic = any(has_symbols(s) for s in shapes)
+        if not symbolic:
             continue
         bound = set(symbol_sources(graph)) if bound is None else bound
         unbound = free_symbols((tuple(node.attrs.values()), tuple(shapes))) - bound
@@ -106,7 +138,7 @@ class _Where:
 
 def _describe(graph, node, numbering) -> str:
     try:
-        return graph.node_text(node, numbering)
+        return graph.node_text(node, numbering.numbers())
     except Exception:  # a node too broken to print (missing attributes): still say which one
         return f"a node of op {node.op}"
 
@@ -133,9 +165,10 @@ def _check_operands(node, where: str, defined: set, own: set, numbering) -> None
                               f"instead of editing it)")
 
 
+_NAMED_OPS = (Op.INPUT, Op.PARAM)
+
+
 def _check_name(graph, node, where: str, names: dict[str, str]) -> None:
-    if node.op not in (Op.INPUT, Op.PARAM):
-        return
     name = node.attrs.get("name")
     if not isinstance(name, str):
         raise VerifyError(f"{where}: an {node.op} node needs a string attribute 'name', got {name!r}")
@@ -167,9 +200,15 @@ def _check_regions(node, where: str, numbering, path: set[int], regions_seen: se
         _verify(region, numbering, f"{where}, region {key}: ", path | {id(region)}, regions_seen)
 
 
-def _check_types(node, where: str) -> None:
+def _check_types(node, definition, where: str, rules_are_pure: bool) -> None:
+    """Rule 7. ``rules_are_pure``: no ShapeEnv is active, so the rule's answer depends on its arguments only and
+    may come from the memo the captures fill (``infer_static``)."""
     try:
-        expected = opdef(node.op).infer(tuple(v.type for v in node.inputs), node.attrs)
+        types = tuple([v.type for v in node.inputs])
+        if rules_are_pure:
+            expected = infer_static(definition, types, node.attrs)
+        else:
+            expected = definition.infer(types, node.attrs)
     except Exception as e:  # OpError, or a KeyError for a missing attribute: either way the rule rejects it
         raise VerifyError(f"{where}: its op's rule rejects the operands or attributes: {type(e).__name__}: {e}") \
             from None

@@ -32,12 +32,12 @@ from ...ir.graph import Graph
 from ...ir.shape_env import Dim, using
 from ...ir.source import SourceLoc, user_location
 from .. import pytree
-from ..recorder import Recorder
+from ..recorder import Recorder, gc_paused
 from ..tensor import Storage, Tensor
 from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
-from .calls import Frame
+from .calls import Frame, signature_of
 from .expressions import DataDependent
-from .source import FunctionSource
+from .source import FunctionSource, source_of
 from .statements import Converter
 from .values import Env
 
@@ -80,23 +80,29 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     plain Python functions are scripted and inlined. Anything that cannot be converted raises ``ScriptError``,
     showing the line with a caret under the construct and saying what to write instead. Dead code is removed.
     """
-    call_site = user_location(1)
     try:
         if loops not in LOOP_MODES:
             raise TraceError(f"loops must be one of {LOOP_MODES}, got {loops!r}")
         if not (inspect.isfunction(fn) or inspect.ismethod(fn) and inspect.isfunction(fn.__func__)):
             raise TraceError(f"script() takes a Python function defined with def (or a method of an object), "
                              f"got {type(fn).__name__}")
-        if not isinstance(shapes, Mapping) or not shapes:
+        if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
         specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
         order, params_name = bind_arguments(fn, list(specs), params is not None)
     except TraceError as e:
+        call_site = user_location(1)  # an argument error is the caller's: point at the script(...) call
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
     owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
-    source = FunctionSource(fn)
+    source = source_of(fn)
+    with gc_paused():  # a capture makes many objects that all live on: collecting during it frees nothing
+        return _convert(fn, owner, source, specs, order, params, params_name, loops)
 
+
+def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], params, params_name: str | None,
+             loops: str) -> Graph:
+    """Make the inputs and parameters, convert the body, and return the verified graph without dead code."""
     graph = Graph(fn.__name__)
     rec = ScriptRecorder(graph)
     rec.loc = source.loc(source.tree)
@@ -112,7 +118,7 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
         args[params_name] = pytree.tree_map(make_param, params, params_name)
-    bound = inspect.signature(fn).bind_partial(*([owner] if owner is not None else []), **args)
+    bound = signature_of(fn).bind_partial(*([owner] if owner is not None else []), **args)
     bound.apply_defaults()
 
     converter = Converter(rec, loops)

@@ -17,10 +17,12 @@ import ast
 import inspect
 import math
 import types
+import weakref
 
 import numpy as np
 
 from ...ops import TensorLike
+from .source import source_of
 from .values import Env, ScriptFunction
 
 MAX_CALL_DEPTH = 64
@@ -48,6 +50,26 @@ def is_library_function(fn) -> bool:
     return module == "numpy" or module.startswith(("numpy.", "graph_lab"))
 
 
+_signatures: "weakref.WeakKeyDictionary[types.FunctionType, tuple]" = weakref.WeakKeyDictionary()
+
+
+def signature_of(fn: types.FunctionType) -> inspect.Signature:
+    """``inspect.signature(fn)``, worked out once per function (it costs more than binding the arguments).
+
+    A signature depends on the code object (the parameters) and on the function's defaults; it is kept for the
+    function object and used again only while ``__defaults__`` and ``__kwdefaults__`` are the same objects
+    (assigning new defaults to a function makes it anew). A function that declares its own ``__signature__`` or
+    wraps another is asked each time, as ``inspect`` would."""
+    if hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
+        return inspect.signature(fn)
+    hit = _signatures.get(fn)
+    if hit is not None and hit[0] is fn.__defaults__ and hit[1] is fn.__kwdefaults__:
+        return hit[2]
+    signature = inspect.signature(fn)
+    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, signature)
+    return signature
+
+
 class Frame:
     """One function being converted: its source, variables, globals, closure cells, and for a scripted
     ``lambda``/``def`` the frame it was made in (whose variables it reads)."""
@@ -72,6 +94,8 @@ class Calls:
         return self.apply(fn, args, kwargs, node)
 
     def apply(self, fn, args: list, kwargs: dict, node: ast.AST):
+        if isinstance(fn, np.ufunc):
+            return fn(*args, **kwargs)  # the commonest call (np.tanh, np.exp, ...): a library function, as below
         if fn is print:
             shown = "a tensor" if any(isinstance(a, TensorLike) for a in args) else "a value"
             raise self.fail(node, f"print of {shown}: script() never runs the function, so print would run once "
@@ -122,9 +146,9 @@ class Calls:
             raise self.fail(node, f"calls nested more than {MAX_CALL_DEPTH} deep (recursion?)",
                             "script() inlines every call; write recursion on data as a while loop",
                             "deep or recursive calls")
-        source = self.source_of(fn)
+        source = source_of(fn)
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = signature_of(fn).bind(*args, **kwargs)
         except TypeError as e:
             raise self.fail(node, f"TypeError: {e}", "call it with the arguments it takes", "a call") from None
         bound.apply_defaults()

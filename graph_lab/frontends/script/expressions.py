@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+from typing import Callable
 
 import numpy as np
 
@@ -51,20 +52,35 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
+def methods_by_node_type(cls, prefix: str) -> dict[type, Callable]:
+    """``{ast.BinOp: cls.expr_BinOp, ...}``: the methods of ``cls`` named ``prefix`` + an ``ast`` class name, by
+    that class. The converter looks each node's method up here (one dict lookup per node, where building the
+    name and asking ``getattr`` would cost several)."""
+    found = {}
+    for name in dir(cls):
+        node_type = getattr(ast, name[len(prefix):], None) if name.startswith(prefix) else None
+        if isinstance(node_type, type):
+            found[node_type] = getattr(cls, name)
+    return found
+
+
 class Expressions:
     """The expression half of the converter (``Converter`` in ``statements.py`` is the other half)."""
+
+    expression_methods: dict[type, Callable] = {}
+    """The ``expr_*`` method for each kind of expression node (filled in for ``Converter``)."""
 
     def expr(self, node: ast.expr, test: bool = False):
         """The value of ``node``: a stand-in tensor or a Python value. Errors become ``ScriptError``s with a
         caret under the innermost expression that failed."""
         self.at(node)
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        method = self.expression_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_EXPRESSIONS.get(type(node), (type(node).__name__, "rewrite it with "
                                                                    "supported expressions"))
             raise self.fail(node, f"{what} is not supported by script()", hint, what)
         try:
-            return method(node, test) if test and isinstance(node, _TEST_AWARE) else method(node)
+            return method(self, node, test) if test and isinstance(node, _TEST_AWARE) else method(self, node)
         except (ScriptError, ControlSignal):
             raise
         except DataDependent as e:

@@ -12,6 +12,8 @@ import inspect
 import linecache
 import os
 import textwrap
+import types
+import weakref
 
 from ...errors import ScriptError
 from ...ir.source import SourceLoc
@@ -26,11 +28,29 @@ if hasattr(ast, "TryStar"):
     _KEYWORDS[ast.TryStar] = "try"
 
 
+_parsed: "weakref.WeakKeyDictionary[types.CodeType, FunctionSource]" = weakref.WeakKeyDictionary()
+
+
+def source_of(fn) -> "FunctionSource":
+    """The parsed source of the plain function ``fn``, read and parsed once per code object.
+
+    Reading a function's lines (``inspect``), then tokenizing and parsing them, costs more than converting a small
+    function. A code object is compiled from one version of the source and never changes, so its parse is kept
+    for as long as the code object lives (weakly: a redefined function gets a new code object, hence a new
+    parse, and the old entry goes with the old code). Nothing in ``script`` changes the syntax tree it is given,
+    so one tree can serve every call (the ``FunctionSource`` holds no reference to the function or its code,
+    which would keep the entry alive). A function whose source cannot be read raises each time (nothing kept)."""
+    code = fn.__code__
+    source = _parsed.get(code)
+    if source is None or source.name != fn.__name__:  # a renamed copy of a function: messages use its name
+        source = _parsed[code] = FunctionSource(fn)
+    return source
+
+
 class FunctionSource:
-    """The parsed source of one Python function."""
+    """The parsed source of one Python function (through ``source_of``, one per code object)."""
 
     def __init__(self, fn):
-        self.fn = fn
         self.name = getattr(fn, "__name__", "function")
         code = getattr(fn, "__code__", None)
         self.filename = code.co_filename if code is not None else "<unknown>"
@@ -54,13 +74,20 @@ class FunctionSource:
                               hint="write it as def f(x): return ... and script f")
         self.tree: ast.FunctionDef = node
         """The function's ``def``, with line numbers counted from its first line (decorators included)."""
+        self._locs: dict[int, SourceLoc] = {}
+        """The ``SourceLoc`` of each line seen, by its line in the parsed text: every node made from one line
+        shares one (a loop body is converted over and over)."""
 
     def line(self, node: ast.AST) -> int:
         """The line of ``node`` in the file."""
         return self.first_line + node.lineno - 1
 
     def loc(self, node: ast.AST) -> SourceLoc:
-        return SourceLoc(self.filename, self.line(node))
+        """Where in the file ``node`` is (one shared, immutable ``SourceLoc`` per line)."""
+        loc = self._locs.get(node.lineno)
+        if loc is None:
+            loc = self._locs[node.lineno] = SourceLoc(self.filename, self.line(node))
+        return loc
 
     def error(self, node: ast.AST, message: str, hint: str, construct: str = "") -> ScriptError:
         """A ``ScriptError`` at ``node``: the message, the file and line, the code with a caret under the

@@ -14,11 +14,10 @@ import ast
 import operator
 
 from ...errors import ScriptError
-from ...ir.source import SourceLoc
 from ..tensor import Tensor
 from .branches import Branches
 from .calls import Calls
-from .expressions import BINARY, Expressions, is_tensor
+from .expressions import BINARY, Expressions, is_tensor, methods_by_node_type
 from .values import Break, ControlSignal, Continue, Return
 
 MAX_UNROLL = 10_000
@@ -53,6 +52,9 @@ if hasattr(ast, "TryStar"):
 class Converter(Expressions, Calls, Branches):
     """Converts one function (and what it calls) into the graph of ``root``, a script recorder."""
 
+    statement_methods: dict = {}
+    """The ``stmt_*`` method for each kind of statement node (filled in below the class)."""
+
     def __init__(self, root, loops: str):
         self.root = root
         """The script's recorder: the top-level graph."""
@@ -65,7 +67,6 @@ class Converter(Expressions, Calls, Branches):
         self.aliased: dict[int, Tensor] = {}
         """Outputs of converted ifs and loops that eager code may share with an array from before them (on some
         paths): writing into one in place is refused."""
-        self._sources: dict = {}
 
     @property
     def rec(self):
@@ -74,17 +75,10 @@ class Converter(Expressions, Calls, Branches):
 
     def at(self, node: ast.AST) -> None:
         """Nodes made from now on carry the line of ``node``."""
-        self.root.loc = SourceLoc(self.frame.source.filename, self.frame.source.line(node))
+        self.root.loc = self.frame.source.loc(node)
 
     def fail(self, node: ast.AST, message: str, hint: str, construct: str = "") -> ScriptError:
         return self.frame.source.error(node, message, hint, construct)
-
-    def source_of(self, fn):
-        from .source import FunctionSource
-        code = fn.__code__
-        if code not in self._sources:
-            self._sources[code] = FunctionSource(fn)
-        return self._sources[code]
 
     def run_frame(self, frame, body, expression: ast.expr | None = None):
         """Convert a function's body (or a lambda's expression) in ``frame``; returns what it returns."""
@@ -110,13 +104,13 @@ class Converter(Expressions, Calls, Branches):
 
     def statement(self, node: ast.stmt, after: list[ast.stmt] | None) -> None:
         self.at(node)
-        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        method = self.statement_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_STATEMENTS.get(type(node), (type(node).__name__, "rewrite it with assignments, "
                                                                                     "if, while and for"))
             raise self.fail(node, f"{what} is not supported by script()", hint, what)
         try:
-            method(node, after)
+            method(self, node, after)
         except (ScriptError, ControlSignal):
             raise
         except Exception as e:  # a failure outside any expression (binding, unpacking): point at the statement
@@ -314,3 +308,6 @@ class Converter(Expressions, Calls, Branches):
             return 0, args[0], 1
         return (args[0], args[1], 1) if len(args) == 2 else tuple(args)
 
+
+Converter.expression_methods = methods_by_node_type(Converter, "expr_")
+Converter.statement_methods = methods_by_node_type(Converter, "stmt_")
