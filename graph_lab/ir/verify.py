@@ -27,7 +27,7 @@ from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from ..ops.base import infer_static
 from .graph import Graph
-from .shape_env import active as shape_env_active
+from .shape_env import in_use as shape_env_in_use
 from .shape_env import graph_facts
 from .sizes import has_symbols, symbol_sources
 from .symbolic import free_symbols
@@ -66,7 +66,7 @@ def _verify(graph, numbering, context: str, path: set[int], regions_seen: set[in
     defined: set = set()
     seen: set[int] = set()
     names: dict[str, str] = {}
-    rules_are_pure = shape_env_active() is None  # no symbolic facts in play: a rule's answer can be remembered
+    rules_are_pure = shape_env_in_use() is None  # no symbolic facts in play: a rule's answer can be remembered
     for position, node in enumerate(graph.nodes):
         where = _Where(context, position, graph, node, numbering)
         if id(node) in seen:
