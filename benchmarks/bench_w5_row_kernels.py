@@ -41,7 +41,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     for shape in SHAPES:
         x = rng.standard_normal(shape).astype(np.float32)
-        number = 20 if x.size < 1 << 20 else 2
+        number = 20 if x.size < 1 << 20 else 4
         for name, fn in ops(shape[-1], rng).items():
             compare(name, fn, x, number)
 

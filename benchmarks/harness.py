@@ -61,13 +61,20 @@ def optional_libraries() -> dict:
 
 def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int = 1,
                 warmup: int = 1) -> dict[str, float]:
-    """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls."""
+    """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls.
+
+    Each timed batch follows one untimed call of the same variant: a variant that allocates large arrays leaves
+    the C allocator's free lists and thresholds (glibc's mmap threshold grows with the blocks it sees freed) in a
+    state that the next variant would otherwise pay for on its first calls, a cost that belongs to the switch
+    between variants, not to either of them (measured: 16 MB results right after another variant took 1.3x to 8x
+    longer per call for the first few calls)."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(max(rounds, 5)):
         for name, fn in variants.items():
+            fn()  # (untimed: see above)
             start = time.perf_counter()
             for _ in range(number):
                 fn()
