@@ -31,14 +31,18 @@ class ExplainReport:
     ops_per_graph: list[int]
     guards: list[str]
     compile_seconds: float
+    """Seconds spent capturing (bytecode into graphs and guards), all segments together."""
     code: str
     graphs: list = field(default_factory=list)
+    backend_seconds: float = 0.0
+    """Seconds ``compile_graph`` took to make the graphs runnable (passes, code generation, kernels)."""
     fast_path: str = ""
     """The generated function a cache hit runs (guards, graph call and result in one), or why there is none."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
-                 f"ops per graph {self.ops_per_graph}, compiled in {self.compile_seconds * 1e3:.1f} ms"]
+                 f"ops per graph {self.ops_per_graph}, captured in {self.compile_seconds * 1e3:.1f} ms, "
+                 f"backend {self.backend_seconds * 1e3:.1f} ms"]
         for i, b in enumerate(self.breaks, 1):
             lines.append(f"  break {i} at {b.line} ({b.instruction}): {b.reason}")
             if b.code:
@@ -88,7 +92,8 @@ def _report(fn, segments) -> ExplainReport:
             code = seg.break_loc.text() if seg.break_loc else ""
             breaks.append(BreakInfo(seg.break_reason, str(seg.break_loc), seg.break_instruction, seg.break_hint, code))
     return ExplainReport(fn.__qualname__, len(graphs), len(breaks), breaks, [g.count() for g in graphs], guards,
-                         sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs)
+                         sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs,
+                         backend_seconds=sum(s.backend_seconds for s in segments))
 
 
 def stitching_code(fn, segments) -> str:

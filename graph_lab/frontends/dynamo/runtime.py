@@ -261,6 +261,7 @@ class CompiledFunction:
             seg.compile_seconds = now() - started
             seg.check = _guard_function_on_first_use(seg)
             seg.runner = backend_runner(seg.graph, self.backend)
+            seg.backend_seconds = now() - started - seg.compile_seconds
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")

@@ -52,6 +52,9 @@ class Segment:
     break_loc: Any = None
     break_instruction: str = ""
     compile_seconds: float = 0.0
+    """How long capture took: interpreting the bytecode into the graph and its guards."""
+    backend_seconds: float = 0.0
+    """How long ``compile_graph`` took to make the graph runnable (passes, code generation, kernels)."""
     check: Any = None
     """The compiled guard function: check(FrameInputs) -> index of the first failing guard, or -1."""
     runner: Any = None
