@@ -1,7 +1,8 @@
 """W4: a transformer block (causal multi-head attention, MLP with GELU, layer norms) at [128, 512] float32, and a
 small convolutional network (conv + batch norm + ReLU, pooling) on [8, 3, 32, 32] float32: eager NumPy against
 each backend and graph_lab.compile; for the convolutional network also the ``inference`` pipeline, which folds
-each batch norm into its convolution.
+each batch norm into its convolution. With torch or jax installed, the same models through torch eager,
+torch.compile and jax.jit (each checked against eager NumPy first).
 
     PYTHONPATH=. python3 benchmarks/bench_w4_models.py
 """
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 
-from harness import header, interleaved, print_ratios
+from harness import header, interleaved, optional_libraries, print_ratios
 
 import graph_lab
 from graph_lab import F, compile_graph, trace
@@ -67,7 +68,109 @@ def conv_params(rng) -> dict:
     return p
 
 
-def compare(name: str, fn, x, p, pipelines: tuple[str, ...], number: int) -> None:
+# --- the same two models for torch and jax (measured beside graph_lab when installed; never required)
+
+
+def torch_transformer_block(torch, x, p):
+    fn = torch.nn.functional
+    seq, dim = x.shape
+    head = dim // HEADS
+    h = fn.layer_norm(x, (dim,), p["ln1_w"], p["ln1_b"], eps=1e-5)
+    q = (h @ p["wq"]).reshape(seq, HEADS, head).transpose(0, 1)
+    k = (h @ p["wk"]).reshape(seq, HEADS, head).transpose(0, 1)
+    v = (h @ p["wv"]).reshape(seq, HEADS, head).transpose(0, 1)
+    scores = q @ k.transpose(1, 2) * (1.0 / math.sqrt(head))
+    scores = torch.where(p["causal"], scores, -math.inf)
+    attention = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(seq, dim)
+    x = x + attention @ p["wo"] + p["bo"]
+    h = fn.layer_norm(x, (dim,), p["ln2_w"], p["ln2_b"], eps=1e-5)
+    return x + fn.gelu(h @ p["w1"] + p["b1"], approximate="tanh") @ p["w2"] + p["b2"]
+
+
+def torch_conv_net(torch, x, p):
+    fn = torch.nn.functional
+    h = fn.relu(fn.batch_norm(fn.conv2d(x, p["c1"], padding=1), p["m1"], p["v1"], p["g1"], p["b1"], eps=1e-5))
+    h = fn.max_pool2d(h, 2)
+    h = fn.relu(fn.batch_norm(fn.conv2d(h, p["c2"], padding=1), p["m2"], p["v2"], p["g2"], p["b2"], eps=1e-5))
+    h = fn.avg_pool2d(h, 2)
+    return h.reshape(h.shape[0], -1) @ p["fc"]
+
+
+def jax_transformer_block(jax, x, p):
+    jnp = jax.numpy
+    seq, dim = x.shape
+    head = dim // HEADS
+
+    def layer_norm(x, w, b):
+        mean = x.mean(axis=-1, keepdims=True)
+        centered = x - mean
+        return centered / jnp.sqrt((centered * centered).mean(axis=-1, keepdims=True) + 1e-5) * w + b
+
+    h = layer_norm(x, p["ln1_w"], p["ln1_b"])
+    q = (h @ p["wq"]).reshape(seq, HEADS, head).transpose(1, 0, 2)
+    k = (h @ p["wk"]).reshape(seq, HEADS, head).transpose(1, 0, 2)
+    v = (h @ p["wv"]).reshape(seq, HEADS, head).transpose(1, 0, 2)
+    scores = q @ k.transpose(0, 2, 1) * (1.0 / math.sqrt(head))
+    scores = jnp.where(p["causal"], scores, -jnp.inf)
+    attention = (jax.nn.softmax(scores, axis=-1) @ v).transpose(1, 0, 2).reshape(seq, dim)
+    x = x + attention @ p["wo"] + p["bo"]
+    h = layer_norm(x, p["ln2_w"], p["ln2_b"])
+    return x + jax.nn.gelu(h @ p["w1"] + p["b1"], approximate=True) @ p["w2"] + p["b2"]
+
+
+def jax_conv_net(jax, x, p):
+    jnp, lax = jax.numpy, jax.lax
+
+    def conv_bn_relu(h, i):
+        h = lax.conv_general_dilated(h, p[f"c{i}"], (1, 1), ((1, 1), (1, 1)),
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        shape = (1, -1, 1, 1)
+        h = (h - p[f"m{i}"].reshape(shape)) / jnp.sqrt(p[f"v{i}"].reshape(shape) + 1e-5)
+        return jnp.maximum(h * p[f"g{i}"].reshape(shape) + p[f"b{i}"].reshape(shape), 0)
+
+    h = conv_bn_relu(x, 1)
+    h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+    h = conv_bn_relu(h, 2)
+    h = lax.reduce_window(h, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4.0
+    return h.reshape(h.shape[0], -1) @ p["fc"]
+
+
+PEERS = {"transformer": (torch_transformer_block, jax_transformer_block), "conv": (torch_conv_net, jax_conv_net)}
+
+
+def peer_variants(model: str, x, p, expected) -> dict:
+    """torch eager, torch.compile and jax.jit of the model, each first checked against eager NumPy (float32: within
+    1e-3 relative to the largest value)."""
+    libraries = optional_libraries()
+    torch_model, jax_model = PEERS[model]
+    scale = float(np.abs(expected).max())
+    variants = {}
+
+    def check(name, result):
+        error = float(np.abs(np.asarray(result, np.float32) - expected).max())
+        assert error <= 1e-3 * scale, f"{name} differs from eager NumPy by {error} (largest value {scale})"
+
+    torch = libraries.get("torch")
+    if torch is not None:
+        tx = torch.from_numpy(x)
+        tp = {k: torch.from_numpy(v) for k, v in p.items()}
+        compiled = torch.compile(lambda a: torch_model(torch, a, tp))
+        with torch.no_grad():
+            check("torch eager", torch_model(torch, tx, tp).numpy())
+            check("torch.compile", compiled(tx).numpy())
+        variants["torch eager"] = lambda: torch_model(torch, tx, tp)
+        variants["torch.compile"] = lambda: compiled(tx)
+    jax = libraries.get("jax")
+    if jax is not None:
+        jx = jax.numpy.asarray(x)
+        jp = {k: jax.numpy.asarray(v) for k, v in p.items()}
+        jitted = jax.jit(lambda a: jax_model(jax, a, jp))
+        check("jax.jit", jitted(jx))
+        variants["jax.jit"] = lambda: jitted(jx).block_until_ready()
+    return variants
+
+
+def compare(name: str, fn, x, p, pipelines: tuple[str, ...], number: int, model: str) -> None:
     g = trace(fn, {"x": (x.shape, "float32")}, p)
     expected = fn(x, p)
     variants = {"eager NumPy": lambda: fn(x, p)}
@@ -89,8 +192,17 @@ def compare(name: str, fn, x, p, pipelines: tuple[str, ...], number: int) -> Non
         variants["graph_lab.compile (cache hit)"] = lambda: dynamo(x, p)
     except Exception as e:  # bytecode capture is another part of the project; say why its row is missing
         notes["eager NumPy"] = f"graph_lab.compile could not capture this model: {type(e).__name__}: {e}"
+    torch = optional_libraries().get("torch")
+    variants.update(peer_variants(model, x, p, expected))
+    if torch is not None:  # (inference: no autograd bookkeeping, as NumPy has none)
+        variants = {k: (lambda f=f: _no_grad(torch, f)) if k.startswith("torch") else f for k, f in variants.items()}
     medians = interleaved(variants, rounds=7, number=number)
     print_ratios(f"W4 {name} (median of 7 interleaved rounds x {number} calls)", medians, notes=notes)
+
+
+def _no_grad(torch, f):
+    with torch.no_grad():
+        return f()
 
 
 def main() -> None:
@@ -98,10 +210,10 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((128, 512)).astype(np.float32)
     compare("transformer block [128, 512] float32", transformer_block, x, transformer_params(512, 128, rng),
-            ("exact",), number=5)
+            ("exact",), number=5, model="transformer")
     images = rng.standard_normal((8, 3, 32, 32)).astype(np.float32)
     compare("conv + bn + relu network [8, 3, 32, 32] float32", conv_net, images, conv_params(rng),
-            ("exact", "inference"), number=5)
+            ("exact", "inference"), number=5, model="conv")
 
 
 if __name__ == "__main__":
