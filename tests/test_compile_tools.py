@@ -64,6 +64,10 @@ def test_explain_reports_graphs_breaks_guards_and_stitching_code():
     assert any("x is an ndarray of shape (2, 3)" in g for g in report.guards)
     text = str(report)
     assert "stitching code" in text and "graph_0(" in text and "graph_1(" in text and "run_as_python" in text
+    # capture and backend are timed apart, and the first line says both (with the sum of the segments' own)
+    assert report.compile_seconds > 0 and report.backend_seconds > 0
+    assert f"captured in {report.compile_seconds * 1e3:.1f} ms, backend {report.backend_seconds * 1e3:.1f} ms" \
+        in text.splitlines()[0]
     # explain() compiles afresh: it does not disturb (or reuse) another compiled copy
     cf = graph_lab.compile(_branchy)
     cf(np.ones((2, 3)))
