@@ -114,7 +114,7 @@ class Frame:
         self.instructions = instructions_of(code)
         self.locations = locations_of(code)
         self.handlers = handlers_of(code)
-        self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.index_of = index_of(code)
         self.ip = 0
         self.yielded: list[Var] | None = [] if code.co_flags & inspect.CO_GENERATOR else None
 
@@ -178,6 +178,19 @@ def instructions_of(code: types.CodeType) -> list[dis.Instruction]:
         ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         _instruction_cache[code] = ins
     return ins
+
+
+_index_cache: dict[types.CodeType, dict[int, int]] = {}
+
+
+def index_of(code: types.CodeType) -> dict[int, int]:
+    """offset -> position in ``instructions_of(code)``, made once per code object: every graph break on every
+    call builds a Frame, and the map never changes (nothing writes to it)."""
+    index = _index_cache.get(code)
+    if index is None:
+        index = {ins.offset: i for i, ins in enumerate(instructions_of(code))}
+        _index_cache[code] = index
+    return index
 
 
 _location_cache: dict[types.CodeType, list[SourceLoc]] = {}

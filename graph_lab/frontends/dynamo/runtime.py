@@ -84,6 +84,9 @@ class CompiledFunction:
         self._fast_path_due = False
         """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
         self._first = instructions_of(self.code)[0].offset
+        self._conditional_jumps = _conditional_jumps(self.code)
+        self._cells = dict(zip(self.code.co_freevars, fn.__closure__ or ()))
+        """The free variables' cells (the function object's own: they never change)."""
         self.recompile_log: list[str] = []
         self.dynamic_dims: set[tuple] = set()
         """(source, axis) of each size that automatic dynamic made symbolic."""
@@ -344,6 +347,18 @@ class CompiledFunction:
     def _concrete_step(self, offset: int, local_vars: dict, stack: list):
         """Run the one instruction at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
         self.body_runs += 1
+        jump = self._conditional_jumps.get(offset)
+        if jump is not None and stack and type(stack[-1]) in _PLAIN_TRUTH:
+            # ``if tensor_expr:``, the most common break: the truth of an array or a number has no side effect
+            # and reads nothing else, so the jump is decided here without a Frame. (When bool() raises, the Frame
+            # below raises it again, and looks for the function's own exception handler.)
+            jump_if, target, fall_through = jump
+            try:
+                taken = bool(stack[-1]) is jump_if
+            except Exception:
+                pass
+            else:
+                return (target if taken else fall_through), local_vars, stack[:-1], False, None
         frame = self._concrete_frame(offset, local_vars, stack)
         frame.ctx.compile_callee = self._compile_callee
         try:
@@ -367,7 +382,7 @@ class CompiledFunction:
         return self.nested[fn]
 
     def _concrete_frame(self, offset, local_vars, stack) -> Frame:
-        cells = dict(zip(self.code.co_freevars, self.fn.__closure__ or ()))
+        cells = dict(self._cells)  # (a copy: the frame is the instruction's to change)
         frame = Frame(self.code, self.fn.__globals__, cells, {k: Var(v) for k, v in local_vars.items()},
                       ConcreteContext())
         frame.stack = [Var(v) for v in stack]
@@ -398,6 +413,24 @@ class CompiledFunction:
                 continue
             if isinstance(result, Return):
                 return result.var.value
+
+
+_PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)
+"""Types whose bool() only looks at the value: a conditional jump on one is decided by ``_concrete_step`` itself."""
+
+
+def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
+    """offset -> (jump when the value's truth is this, target offset, offset after it) for each
+    ``POP_JUMP_*_IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
+    the same way: pop the value, jump on its truth)."""
+    instructions = instructions_of(code)
+    jumps = {}
+    for ins, after in zip(instructions, instructions[1:]):
+        if ins.opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+            jumps[ins.offset] = (True, ins.argval, after.offset)
+        elif ins.opname in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            jumps[ins.offset] = (False, ins.argval, after.offset)
+    return jumps
 
 
 def _guard_function_on_first_use(seg: Segment):

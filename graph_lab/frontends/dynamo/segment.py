@@ -72,20 +72,75 @@ class Segment:
         return self._steps
 
     def execute(self, inputs: FrameInputs):
-        names = self.__dict__.get("_input_names")
-        if names is None:  # the graph does not change after capture: list its inputs once
-            names = self._input_names = [n.attrs["name"] for n in self.graph.input_nodes]
-        args = {name: s.fetch(inputs) for name, s in zip(names, self.input_sources)}
-        outs = self.runner(args) if self.graph.outputs else []
-        symbolic = self.__dict__.get("_symbolic")
-        if symbolic is None:
-            symbolic = self._symbolic = is_symbolic_graph(self.graph)
-        rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0] if symbolic else None)
+        plan = self.__dict__.get("_plan")
+        if plan is None:  # the graph and recipes do not change after capture: work out once how to run them
+            plan = self._plan = ExecutePlan(self)
+        if plan.symbolic:  # the size symbols' values are bound from the inputs by name, for views' attributes
+            args = {name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)}
+            outs = self.runner(args) if self.graph.outputs else []
+            rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0])
+        else:
+            if plan.run is not None:
+                outs = plan.run(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params)
+            elif self.graph.outputs:
+                outs = self.runner({name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)})
+            else:
+                outs = []
+            rebuild = None
         if self.end == "return":
-            return escape(rebuild(self.result_recipe)), None, None
-        local_vars = {name: rebuild(r) for name, r in self.local_recipes.items() if not _unbound(r, inputs)}
-        stack = [rebuild(r) for r in self.stack_recipes]
+            return escape((rebuild or Rebuilder(inputs, outs))(self.result_recipe)), None, None
+        local_vars = {}
+        for name, kind, arg in plan.locals:
+            if kind == "out":
+                local_vars[name] = outs[arg]
+            elif kind == "local":  # (unbound in this call: it stays unbound, see _unbound)
+                if arg.name in inputs.locals:
+                    local_vars[name] = inputs.locals[arg.name]
+            else:
+                if rebuild is None:
+                    rebuild = Rebuilder(inputs, outs)
+                if not _unbound(arg, inputs):
+                    local_vars[name] = rebuild(arg)
+        if plan.stack_outs is not None:
+            stack = [outs[k] for k in plan.stack_outs]
+        else:
+            if rebuild is None:
+                rebuild = Rebuilder(inputs, outs)
+            stack = [rebuild(r) for r in self.stack_recipes]
         return None, local_vars, stack
+
+
+class ExecutePlan:
+    """What ``Segment.execute`` would otherwise work out on every call, worked out once per segment: the order
+    of the graph's inputs, the compiled graph's own entry point, and which recipes are a plain graph output or a
+    local passed through (most of them), so that only the others go through a ``Rebuilder``."""
+
+    def __init__(self, seg: Segment):
+        self.names = [n.attrs["name"] for n in seg.graph.input_nodes]
+        self.symbolic = is_symbolic_graph(seg.graph)
+        self.run = None
+        """``run(inputs in the compiled graph's order, params)``: the compiled graph without ``run``'s dict."""
+        self.ordered: list[Source] = []
+        self.params = None
+        compiled = getattr(seg.runner, "__self__", None)
+        if seg.graph.outputs and compiled is not None and hasattr(compiled, "_run") and \
+                getattr(seg.runner, "__func__", None) is type(compiled).run:
+            by_name = dict(zip(self.names, seg.input_sources))
+            self.ordered = [by_name[name] for name in compiled.input_names]
+            self.run, self.params = compiled._run, compiled._params
+        self.locals: list[tuple] = []
+        """(name, kind, arg), in the frame's order: ("out", index), ("local", LocalSource), or ("recipe", recipe)
+        for anything a ``Rebuilder`` follows."""
+        for name, recipe in seg.local_recipes.items():
+            if recipe[0] == "out":
+                self.locals.append((name, "out", recipe[1]))
+            elif recipe[0] == "source" and type(recipe[1]) is LocalSource:
+                self.locals.append((name, "local", recipe[1]))
+            else:
+                self.locals.append((name, "recipe", recipe))
+        outs_only = all(r[0] == "out" for r in seg.stack_recipes)
+        self.stack_outs = [r[1] for r in seg.stack_recipes] if outs_only else None
+        """The graph output of each stack slot, when every one is a graph output (the usual ``if tensor:``)."""
 
 
 EMPTY_STACK = object()
