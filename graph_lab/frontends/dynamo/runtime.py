@@ -168,8 +168,9 @@ class CompiledFunction:
         offset = self._first
         self._fast_hit = None
         self._events = []
+        f_globals, closure = self.fn.__globals__, self.fn.__closure__ or ()
         while True:
-            inputs = FrameInputs(local_vars, stack, self.fn.__globals__, self.fn.__closure__ or ())
+            inputs = FrameInputs(local_vars, stack, f_globals, closure)
             segment = self._lookup(offset, inputs)
             if segment is None:  # over the recompile limit, in the middle of a call: finish it for real
                 return self._run_rest(offset, local_vars, stack)

@@ -80,7 +80,12 @@ class Segment:
             outs = self.runner(args) if self.graph.outputs else []
             rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0])
         else:
-            if plan.run is not None:
+            if plan.direct is not None:
+                try:
+                    outs = plan.direct(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params, plan.consts)
+                except Exception as e:
+                    raise plan.named_error(e)
+            elif plan.run is not None:
                 outs = plan.run(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params)
             elif self.graph.outputs:
                 outs = self.runner({name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)})
@@ -88,6 +93,8 @@ class Segment:
                 outs = []
             rebuild = None
         if self.end == "return":
+            if plan.result_out is not None and type(outs[plan.result_out]) is np.ndarray:
+                return outs[plan.result_out], None, None  # (what escape() returns for an array)
             return escape((rebuild or Rebuilder(inputs, outs))(self.result_recipe)), None, None
         local_vars = {}
         for name, kind, arg in plan.locals:
@@ -120,6 +127,9 @@ class ExecutePlan:
         self.symbolic = is_symbolic_graph(seg.graph)
         self.run = None
         """``run(inputs in the compiled graph's order, params)``: the compiled graph without ``run``'s dict."""
+        self.direct = self.consts = self.named_error = None
+        """``direct(inputs, params, consts)``: codegen's function itself, when it is the whole run (as the fast
+        path of fastpath.py calls it); its errors are named as ``run`` names them, by ``named_error``."""
         self.ordered: list[Source] = []
         self.params = None
         compiled = getattr(seg.runner, "__self__", None)
@@ -128,6 +138,8 @@ class ExecutePlan:
             by_name = dict(zip(self.names, seg.input_sources))
             self.ordered = [by_name[name] for name in compiled.input_names]
             self.run, self.params = compiled._run, compiled._params
+            if getattr(compiled, "direct", None) is not None:
+                (self.direct, self.consts), self.named_error = compiled.direct, compiled._named_error
         self.locals: list[tuple] = []
         """(name, kind, arg), in the frame's order: ("out", index), ("local", LocalSource), or ("recipe", recipe)
         for anything a ``Rebuilder`` follows."""
@@ -138,6 +150,9 @@ class ExecutePlan:
                 self.locals.append((name, "local", recipe[1]))
             else:
                 self.locals.append((name, "recipe", recipe))
+        result = seg.result_recipe
+        self.result_out = result[1] if result is not None and result[0] == "out" else None
+        """The graph output returned, when the result is one."""
         outs_only = all(r[0] == "out" for r in seg.stack_recipes)
         self.stack_outs = [r[1] for r in seg.stack_recipes] if outs_only else None
         """The graph output of each stack slot, when every one is a graph output (the usual ``if tensor:``)."""

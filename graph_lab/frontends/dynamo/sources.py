@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Source:
@@ -22,9 +22,10 @@ class Source:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class FrameInputs:
-    """What sources read from: the state a segment starts in, and the function's globals and closure."""
+class FrameInputs(NamedTuple):
+    """What sources read from: the state a segment starts in, and the function's globals and closure. (A named
+    tuple, immutable as a frozen dataclass but made several times faster: one is made at each offset of every
+    call on the general path.)"""
 
     locals: dict
     stack: list
