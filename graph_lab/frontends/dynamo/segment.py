@@ -73,7 +73,9 @@ class Segment:
 
     def execute(self, inputs: FrameInputs):
         plan = self.__dict__.get("_plan")
-        if plan is None:  # the graph and recipes do not change after capture: work out once how to run them
+        if plan is None or plan.runner is not self.runner:
+            # The graph and recipes do not change after capture: work out once how to run them (again only if
+            # someone puts another runner in, as the equivalence checker's tests do).
             plan = self._plan = ExecutePlan(self)
         if plan.symbolic:  # the size symbols' values are bound from the inputs by name, for views' attributes
             args = {name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)}
@@ -123,6 +125,8 @@ class ExecutePlan:
     local passed through (most of them), so that only the others go through a ``Rebuilder``."""
 
     def __init__(self, seg: Segment):
+        self.runner = seg.runner
+        """The runner this plan was made for."""
         self.names = [n.attrs["name"] for n in seg.graph.input_nodes]
         self.symbolic = is_symbolic_graph(seg.graph)
         self.run = None
