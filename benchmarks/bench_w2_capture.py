@@ -27,6 +27,20 @@ def chain(x, ws):
     return x
 
 
+def linear_fit(nodes: list[int], seconds: list[float]) -> tuple[float, float]:
+    """(a, b) minimizing the sum of ((a + b * n - t) / t)^2: relative errors, so that the small captures weigh as
+    much as the large ones."""
+    w = [1.0 / t for t in seconds]
+    # normal equations of the weighted least squares for (a, b)
+    s00 = sum(wi * wi for wi in w)
+    s01 = sum(wi * wi * n for wi, n in zip(w, nodes))
+    s11 = sum(wi * wi * n * n for wi, n in zip(w, nodes))
+    r0 = sum(wi * wi * t for wi, t in zip(w, seconds))
+    r1 = sum(wi * wi * n * t for wi, n, t in zip(w, nodes, seconds))
+    det = s00 * s11 - s01 * s01
+    return (r0 * s11 - r1 * s01) / det, (s00 * r1 - s01 * r0) / det
+
+
 def median_time(fn, rounds: int = 5, batch_seconds: float = 0.02) -> float:
     """Median seconds per call over ``rounds`` samples; each sample times as many calls as take about
     ``batch_seconds`` (one capture of 8 layers takes ~0.2 ms, too short to time alone against the clock's and the
@@ -139,6 +153,12 @@ def main() -> None:
     print_table(["layers", "nodes"] + list(per_node), rows)
     print("(compile()'s first call also runs the graph; its capture and backend phases are as the compiled function "
           "records them, median of 5 first calls)")
+    print("\nlinear fit of the time of one capture, a + b * nodes, over N = 1 .. 1024 (least squares, weighted so "
+          "each N counts alike):")
+    node_counts = [int(r[1]) for r in rows]
+    for name, v in per_node.items():
+        a, b = linear_fit(node_counts, [t * n for t, n in zip(v, node_counts)])
+        print(f"  {name}: {a * 1e6:.0f} us + {b * 1e6:.1f} us per node")
     flat = {name: max(v[1:]) / min(v[1:]) for name, v in per_node.items()}
     print("\nspread from N = 8 to N = 1024 (max / min of us per node): "
           + ", ".join(f"{name} {ratio:.2f}" for name, ratio in flat.items()))
