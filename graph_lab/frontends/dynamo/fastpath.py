@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .guards import _check_expr, dims_match, item_runs, sizes_hold, same_value
-from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, Const, DerivedSource,
+from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
 UNSET = object()
