@@ -120,3 +120,25 @@ def test_lazy_graph_cut_out_matches_eager_with_values_read_later():
     np.testing.assert_array_equal(first, x @ w + 1.0)
     np.testing.assert_array_equal(second, (x @ w) * 2.0)
     assert lr.graphs[1] == 1  # only the multiply ran the second time: the matmul's result was kept
+
+
+def test_tree_map_of_one_level_containers_equals_the_general_walk():
+    """``pytree.tree_map`` maps a flat list, tuple or dict directly; the paths and the rebuilt structure must be
+    the ones the general walk gives (flatten, then unflatten)."""
+    from graph_lab.frontends import pytree
+
+    def general(fn, tree, prefix):
+        leaves, treedef = pytree.flatten(tree, prefix)
+        return pytree.unflatten(treedef, [fn(path, leaf) for path, leaf in leaves])
+
+    class Sub(list):
+        pass
+
+    def describe(path, leaf):
+        return path, leaf.shape if isinstance(leaf, np.ndarray) else leaf
+
+    trees = [[1, 2.0, np.ones(2)], (np.ones(3), 4), {"a": 1, 3: np.ones(1), "b'": 2.5}, [], (), {}, [[1], 2],
+             {"x": {"y": 1}}, Sub([1, 2]), [(1,)], "a leaf", np.ones(2)]
+    for tree in trees:
+        fast, slow = pytree.tree_map(describe, tree, "p"), general(describe, tree, "p")
+        assert type(fast) is type(slow) and repr(fast) == repr(slow), tree
