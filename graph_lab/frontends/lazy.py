@@ -101,7 +101,9 @@ class LazyRunner(Recorder):
         graph = self._cache.get(key)
         if graph is None:
             self.cache_misses += 1
-            graph = _cut_out(order, frontier, outputs, f"lazy{len(self.graphs)}")
+            # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
+            graph = Graph("lazy").copy_nodes(order, outputs, f"lazy{len(self.graphs)}",
+                                             cut={v: f"in{i}" for i, v in enumerate(frontier)})
             self._cache[key] = graph
         else:
             self.cache_hits += 1
@@ -196,25 +198,6 @@ def _structure_key(frontier: list[Value], structure: list, position: dict, outpu
     """A hashable description of the graph to run: input types, ops, attributes, wiring (from ``_slice``) and
     which values it returns."""
     return (tuple([v.type for v in frontier]), *structure, tuple([position[v] for v in outputs]))
-
-
-def _cut_out(order: list[Node], frontier: list[Value], outputs: list[Value], name: str) -> Graph:
-    """A new graph running ``order`` (every node of it is needed: it is the slice for ``outputs``), whose inputs
-    ``in0, in1, ...`` receive the already known values of ``frontier``. (What ``Graph.extract`` with a ``cut``
-    does, without its search for the needed nodes, which the slice has already done.)"""
-    graph = Graph(name)
-    mapping: dict[Value, Value] = {}
-    for i, v in enumerate(frontier):
-        mapping[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
-    nodes = graph.nodes
-    for node in order:
-        copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), node.attrs,
-                    tuple([v.type for v in node.outputs]), node.loc)
-        nodes.append(copy)
-        for old, fresh in zip(node.outputs, copy.outputs):
-            mapping[old] = fresh
-    graph.outputs = [mapping[v] for v in outputs]
-    return graph
 
 
 def _attrs_key(attrs: dict) -> tuple:

@@ -337,13 +337,18 @@ class Graph:
                 continue
             needed.add(id(v.node))
             stack.extend(v.node.inputs)
+        return self.copy_nodes([n for n in self.nodes if id(n) in needed], outputs, name, cut)
+
+    def copy_nodes(self, nodes: list[Node], outputs: list[Value], name: str | None = None,
+                   cut: dict[Value, str] | None = None) -> "Graph":
+        """What ``extract`` makes, for a caller that already knows the nodes ``outputs`` need, in order (the lazy
+        runner's slice): each copied into a new graph, ``cut`` values as its named inputs, parameters with their
+        stored values."""
         new = Graph(name or self.name)
         mapping: dict[Value, Value] = {}
-        for v, input_name in cut.items():
+        for v, input_name in (cut or {}).items():
             mapping[v] = new.add_input(input_name, v.type, v.node.loc)
-        for node in self.nodes:
-            if id(node) not in needed:
-                continue
+        for node in nodes:
             if node.op == Op.PARAM:
                 mapping[node.output] = new.add_param(node.attrs["name"], self.param_values[node.attrs["name"]],
                                                      node.loc)
