@@ -31,6 +31,7 @@ from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
 from ...ir.shape_env import Dim, using
 from ...ir.source import SourceLoc, user_location
+from ...ops import REGISTRY
 from .. import pytree
 from ..recorder import Recorder, gc_paused
 from ..tensor import Storage, Tensor
@@ -42,6 +43,8 @@ from .statements import Converter
 from .values import Env
 
 LOOP_MODES = ("unroll", "fori")
+REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
+"""The control-flow ops (cond, while_loop, fori_loop, scan): nodes holding regions that script builds itself."""
 
 
 class ScriptRecorder(Recorder):
@@ -53,9 +56,13 @@ class ScriptRecorder(Recorder):
         self.graph = graph
         self.loc: SourceLoc | None = None
         """The line of the source being converted (set by the converter as it goes)."""
+        self.made_regions = False
+        """Whether a control-flow node was recorded into the top-level graph (even one removed later as dead)."""
 
     def add_node(self, node) -> None:
         self.graph.nodes.append(node)
+        if node.op in REGION_OPS:
+            self.made_regions = True
 
     def location(self) -> SourceLoc | None:
         return self.loc
@@ -108,16 +115,21 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     rec.loc = source.loc(source.tree)
     if any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims):
         rec.shape_env = new_shape_env(rec, None, "guard")
-    args = {}
+    args, made_params = {}, 0
     for name in order:
         t = input_type(rec, name, *specs[name], rec.loc)
         args[name] = Tensor(rec, graph.add_input(name, t, rec.loc), Storage(f"input {name!r}"))
     if params is not None:
         def make_param(path: str, leaf):
+            nonlocal made_params
             if isinstance(leaf, np.ndarray):
+                made_params += 1
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
         args[params_name] = pytree.tree_map(make_param, params, params_name)
+    # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
+    # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
+    unique_names = len(graph.param_values) == made_params and not graph.param_values.keys() & set(order)
     bound = signature_of(fn).bind_partial(*([owner] if owner is not None else []), **args)
     bound.apply_defaults()
 
@@ -135,7 +147,17 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
                               construct="the return value", hint="return arrays, numbers, and nests of them") \
                 from None
     graph.remove_dead_code()
-    graph.verify()
+    if rec.made_regions or rec.shape_env is not None or graph.guards or not unique_names:
+        graph.verify()
+    # Otherwise verify() would pass, and costs as much as converting: every node of such a graph was made by the
+    # shared Recorder (emit, const) or Graph.add_input / add_param, as trace makes its graphs (which it does not
+    # verify either). Each node is new and appended once; sources read nothing; operands are values of stand-ins
+    # of this capture (Recorder.operand_value refuses any other), made by earlier nodes; output types come from
+    # the op's rule on the operand types and attributes, with no shape facts in play; names are unique (above);
+    # the outputs are this capture's values; and remove_dead_code keeps every node a kept node reads, dropping the
+    # others' uses. What script builds itself is verified: control-flow regions (lifted values, carries, branch
+    # outputs) and captures with symbolic sizes (guards, facts, size symbols). tests/test_script_speed_invariants.py
+    # checks that the graphs taking this path pass verify().
     return graph
 
 

@@ -76,6 +76,8 @@ class Frame:
 
     def __init__(self, source, env: Env, globals_: dict, cells: dict, outer: "Frame | None" = None):
         self.source, self.env, self.globals, self.cells, self.outer = source, env, globals_, cells, outer
+        self.locs = source.locs
+        """``source.locs``, kept at hand: the converter reads it for every node it converts."""
 
 
 class Calls:

@@ -75,7 +75,7 @@ class Converter(Expressions, Calls, Branches):
 
     def at(self, node: ast.AST) -> None:
         """Nodes made from now on carry the line of ``node``."""
-        self.root.loc = self.frame.source.loc(node)
+        self.root.loc = self.frame.locs[node.lineno]
 
     def fail(self, node: ast.AST, message: str, hint: str, construct: str = "") -> ScriptError:
         return self.frame.source.error(node, message, hint, construct)
@@ -103,7 +103,7 @@ class Converter(Expressions, Calls, Branches):
             self.statement(stmt, None if rest is None else stmts[i + 1:] + rest)
 
     def statement(self, node: ast.stmt, after: list[ast.stmt] | None) -> None:
-        self.at(node)
+        self.root.loc = self.frame.locs[node.lineno]  # self.at(node), written out (as in expr)
         method = self.statement_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_STATEMENTS.get(type(node), (type(node).__name__, "rewrite it with assignments, "
