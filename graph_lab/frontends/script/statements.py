@@ -87,11 +87,20 @@ class Converter(Expressions, Calls, Branches):
         try:
             if expression is not None:
                 return self.expr(expression)
+            last = body[-1] if isinstance(body[-1], ast.Return) else None
             try:
-                self.block(body, [])
+                if last is None:
+                    self.block(body, [])
+                else:  # (the statements before it are given it among the statements after them, as in block)
+                    self.block(body[:-1], [last])
             except Return as r:
                 return r.value
-            return None
+            if last is None:
+                return None
+            # The commonest ending, a return as the body's last statement, is converted here: the value its
+            # statement would raise as Return for the except above to catch, without raising and unwinding.
+            self.at(last)
+            return self.expr(last.value) if last.value is not None else None
         finally:
             self.frame = outer
             self.call_depth -= 1
