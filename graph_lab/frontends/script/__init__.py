@@ -116,20 +116,20 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     rec.loc = source.loc(source.tree)
     if any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims):
         rec.shape_env = new_shape_env(rec, None, "guard")
-    args, made_params = {}, 0
+    args = {}
     for name in order:
         t = input_type(rec, name, *specs[name], rec.loc)
         args[name] = Tensor(rec, graph.add_input(name, t, rec.loc), Storage(f"input {name!r}"))
     if params is not None:
         def make_param(path: str, leaf):
-            nonlocal made_params
             if isinstance(leaf, np.ndarray):
-                made_params += 1
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
         args[params_name] = pytree.tree_map(make_param, params, params_name)
     # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
+    # (The graph holds the input nodes, then one node per parameter.)
+    made_params = len(graph.nodes) - len(order)
     unique_names = len(graph.param_values) == made_params and not any(n in graph.param_values for n in order)
     arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
 
