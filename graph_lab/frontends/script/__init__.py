@@ -134,8 +134,8 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
 
     converter = Converter(rec, loops)
-    cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
-             if _has_contents(cell)}
+    cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__)
+             if _has_contents(cell)} if fn.__closure__ else {}
     frame = Frame(source, Env(arguments), fn.__globals__, cells)
     with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
         result = converter.run_frame(frame, source.tree.body)
