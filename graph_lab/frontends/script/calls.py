@@ -87,8 +87,8 @@ def bind_by_name(fn: types.FunctionType, first: list, by_name: dict) -> dict:
 
     ``inspect`` builds a ``BoundArguments`` for this, which costs more than the rest of a small capture's set-up;
     for a function whose parameters are all ordinary ones the dict is made directly (the same entries in the same
-    order; see ``_signed``). Anything else, a name that is no parameter among them, goes through ``inspect``, which
-    also raises its ``TypeError`` as before."""
+    order; see ``_signed``). Any other function, and a name that is not one of the parameters after ``first``, go
+    through ``inspect``, which raises its ``TypeError`` as before."""
     signature, params = _signed(fn)
     if params is not None and len(first) <= len(params):
         rest = params[len(first):]
