@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import gc
 import importlib.util
+import re
 import sys
 import types
 import weakref
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from graph_lab import ScriptError, TraceError, run, script
+from graph_lab.frontends import pytree
 from graph_lab.frontends.script.source import source_of
 import script_corpus
 from script_corpus import CORPUS
@@ -188,3 +190,248 @@ def test_an_argument_error_points_at_the_script_call():
     with pytest.raises(TraceError) as info:
         script(shift, {"not_an_argument": (2,)})
     assert f"at test_script_speed_invariants.py:{line}: `script(shift" in str(info.value)
+
+
+# --- what script verifies, and the shortcuts of its last steps (compared with the general path)
+
+
+def chain(x, ws):
+    for w in ws:
+        x = x + np.tanh(x @ w)
+    return x
+
+
+def views_and_writes(x, p):
+    y = x.copy()
+    y[0] = 1.5
+    z = y.reshape(2, 3).T
+    unused = np.exp(x) * 3.0  # dead code: removed
+    return {"z": z * p["scale"], "n": 2, "c": np.arange(3.0)}, float(x.shape[0])
+
+
+def helper_and_lambda(x, w):
+    def layer(h, k=2.0):
+        return np.maximum(h @ w, 0.0) * k
+    double = lambda h: h + h  # noqa: E731
+    hs = [layer(x), double(x @ w)]
+    return sum(hs) - x.mean(axis=0)
+
+
+def returns_an_input(x, w):
+    x @ w  # noqa: B018  (computed and dropped)
+    return x
+
+
+def python_branches(x, w, flag=True):
+    if x.ndim == 2 and flag:
+        y = x @ w
+    else:
+        y = x
+    for i in range(3):
+        if i % 2:
+            continue
+        y = y + i
+    return y
+
+
+class Scaler:
+    def __init__(self):
+        self.k = np.float64(3.0)
+
+    def forward(self, x):
+        return x * self.k
+
+
+rng = np.random.default_rng(5)
+W = rng.standard_normal((6, 6))
+STATIC_CASES = [  # (function, shapes, params): no control flow on tensor data, no symbolic size
+    (chain, {"x": (4, 6)}, [W, W.T, W * 2]),
+    (chain, {"x": (4, 6)}, []),
+    (views_and_writes, {"x": (6,)}, {"scale": np.array(2.0)}),
+    (helper_and_lambda, {"x": (3, 6)}, W),
+    (returns_an_input, {"x": (3, 6)}, W),
+    (python_branches, {"x": (3, 6)}, W),
+    (Scaler().forward, {"x": (2, 3)}, None),
+]
+
+
+@pytest.fixture
+def verify_calls(monkeypatch):
+    """The graphs script() verifies while the test runs."""
+    from graph_lab.ir.graph import Graph
+    calls, verify = [], Graph.verify
+
+    def counting(graph):
+        calls.append(graph)
+        verify(graph)
+    monkeypatch.setattr(Graph, "verify", counting)
+    return calls
+
+
+@pytest.mark.parametrize("fn, shapes, params", STATIC_CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_graph_script_does_not_verify_passes_verify(fn, shapes, params, verify_calls):
+    """script() skips verify() for a graph made by the recorder alone (see _convert): such graphs must pass it,
+    and compute what NumPy computes."""
+    graph = script(fn, shapes, params)
+    assert verify_calls == []
+    graph.verify()
+    inputs = {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+    got = run(graph, inputs)
+    want = fn(*inputs.values(), *([params] if params is not None else []))
+    want_leaves = [leaf for _, leaf in pytree.flatten(want)[0]]
+    assert len(got) == len(want_leaves)
+    for a, b in zip(got, want_leaves):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+def test_script_verifies_the_graphs_it_shapes_itself(verify_calls):
+    """Control flow on tensor data (regions) and symbolic sizes: verified by every capture."""
+    for case in CORPUS[:5]:
+        verify_calls.clear()
+        graph = script(case.fn, case.shapes, case.params, loops=case.loops)
+        assert verify_calls == [graph]
+    verify_calls.clear()
+    graph = script(chain, {"x": ("B", 6)}, [W])
+    assert verify_calls == [graph]
+
+
+class SameRepr:
+    def __repr__(self) -> str:
+        return "key"
+
+
+def test_parameters_of_one_name_are_still_refused_by_verify():
+    """Two dict keys that print alike give two parameters one name (add_param keeps one value): verify() reports
+    it, as before the shortcut."""
+    from graph_lab.errors import VerifyError
+
+    a, b = SameRepr(), SameRepr()
+
+    def both(x, p):
+        return x @ p[a] + x @ p[b]
+    with pytest.raises(VerifyError, match="already used"):
+        script(both, {"x": (2, 6)}, {a: W, b: W.T})
+
+
+def test_nothing_dead_agrees_with_remove_dead_code():
+    """_nothing_dead(g) is True exactly when g.remove_dead_code() removes nothing: random graphs of adds, tanh,
+    splits (several outputs), parameters and constants, some of whose values the outputs do not need."""
+    from graph_lab.frontends.script import _nothing_dead
+    from graph_lab.ir.builder import GraphBuilder
+
+    def make(seed: int):
+        r = np.random.default_rng(seed)
+        b = GraphBuilder("g")
+        values = [b.input(f"x{i}", (4,)) for i in range(r.integers(1, 3))]  # each of shape (4,)
+        halves = []  # the outputs of splits, of shape (2,)
+        for i in range(r.integers(0, 8)):
+            kind = r.integers(0, 6)
+            a = values[r.integers(len(values))]
+            if kind == 0:
+                values.append(b.call("add", a, values[r.integers(len(values))]))
+            elif kind == 1:
+                values.append(b.call("tanh", a))
+            elif kind == 2:
+                halves += list(b.call("split", a, 2))
+            elif kind == 3:
+                values.append(b.param(f"p{i}", np.ones(4)))
+            elif kind == 4 and halves:
+                values.append(b.call("concatenate", [halves[r.integers(len(halves))], halves[-1]]))
+            else:
+                values.append(b.call("mul", a, 2.0))
+        every = values + halves
+        b.graph.outputs = [every[j] for j in r.choice(len(every), r.integers(0, 3))]
+        return b.graph
+
+    answers = set()
+    for seed in range(300):
+        expected = make(seed).remove_dead_code() == 0
+        assert _nothing_dead(make(seed)) == expected, seed
+        answers.add(expected)
+    assert answers == {True, False}
+
+
+def ends_with_a_return(x, w):
+    y = np.tanh(x @ w)
+    return y * 2.0, y.sum()
+
+
+def returns_inside_a_block(x, w):
+    y = np.tanh(x @ w)
+    if True:
+        return y * 2.0, y.sum()
+
+
+def ends_with_a_failing_return(x, w):
+    y = np.tanh(x @ w)
+    return y @ np.ones(5)
+
+
+def fails_inside_a_block(x, w):
+    y = np.tanh(x @ w)
+    if True:
+        return y @ np.ones(5)
+
+
+def test_a_last_return_converts_as_a_return_anywhere():
+    """A return that ends the body is converted without raising Return (run_frame): the same graph, and the same
+    error, as a return reached inside a block (which raises it)."""
+    def ops(graph):
+        return [(n.op, [v.type for v in n.outputs]) for n in graph.nodes]
+
+    direct, raised = script(ends_with_a_return, {"x": (3, 6)}, W), script(returns_inside_a_block, {"x": (3, 6)}, W)
+    assert ops(direct) == ops(raised) and direct.out_tree == raised.out_tree
+    x = rng.standard_normal((3, 6))
+    for a, b in zip(run(direct, {"x": x}), ends_with_a_return(x, W)):
+        np.testing.assert_array_equal(a, b)
+    messages = []
+    for fn in (ends_with_a_failing_return, fails_inside_a_block):
+        err = expect_error(fn, {"x": (3, 6)}, "return y @ np.ones(5)", "y @ np.ones(5)", "", params=W)
+        messages.append(re.sub(r"\.py:\d+", ".py:N", str(err).split("\n", 1)[0]))  # (each at its own line)
+    assert messages[0] == messages[1]
+
+
+def test_binding_by_name_equals_inspect():
+    """bind_by_name (script's arguments, without inspect for ordinary parameters) gives what inspect's
+    bind_partial and apply_defaults give, in the same order, and raises inspect's TypeError otherwise."""
+    import inspect
+
+    from graph_lab.frontends.script.calls import bind_by_name
+
+    def plain(x, w, k=2.0, flag=None):
+        pass
+
+    def no_defaults(a, b, c):
+        pass
+
+    def star(x, *rest, k=1, **more):
+        pass
+
+    def positional_only(x, /, w=3):
+        pass
+
+    def keyword_only(x, *, w=3):
+        pass
+
+    owner = object()
+    cases = [(plain, [], {"x": 1}), (plain, [], {"w": 2, "x": 1}), (plain, [owner], {"w": 2}),
+             (plain, [], {"flag": 0, "x": 1, "k": 5}), (no_defaults, [], {"c": 3}), (no_defaults, [], {}),
+             (star, [], {"x": 1}), (star, [owner], {"k": 2, "z": 3}), (keyword_only, [], {"x": 1}),
+             (positional_only, [], {"w": 1}), (positional_only, [owner], {}),
+             (plain, [owner], {"x": 1}), (plain, [], {"nope": 1}), (positional_only, [], {"x": 1}),
+             (no_defaults, [1, 2, 3, 4], {})]
+    for fn, first, by_name in cases:
+        try:
+            bound = inspect.signature(fn).bind_partial(*first, **by_name)
+            bound.apply_defaults()
+            want = list(bound.arguments.items())
+        except TypeError as e:
+            with pytest.raises(TypeError, match=str(e)):
+                bind_by_name(fn, first, by_name)
+            continue
+        for _ in range(2):  # the second time from what was kept for the function
+            got = bind_by_name(fn, first, by_name)
+            assert list(got.items()) == want, (fn.__name__, first, by_name)
+            assert all(a is b for (_, a), (_, b) in zip(got.items(), want) if type(a) is not dict)  # (**more)
+    plain.__defaults__ = (7.0, "new")  # new defaults: read again
+    assert bind_by_name(plain, [], {"x": 1}) == {"x": 1, "k": 7.0, "flag": "new"}

@@ -31,17 +31,20 @@ from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
 from ...ir.shape_env import Dim, using
 from ...ir.source import SourceLoc, user_location
+from ...ops import REGISTRY, Op
 from .. import pytree
 from ..recorder import Recorder, gc_paused
 from ..tensor import Storage, Tensor
 from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
-from .calls import Frame, signature_of
+from .calls import Frame, bind_by_name
 from .expressions import DataDependent
 from .source import FunctionSource, source_of
 from .statements import Converter
 from .values import Env
 
 LOOP_MODES = ("unroll", "fori")
+REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
+"""The control-flow ops (cond, while_loop, fori_loop, scan): nodes holding regions that script builds itself."""
 
 
 class ScriptRecorder(Recorder):
@@ -53,9 +56,13 @@ class ScriptRecorder(Recorder):
         self.graph = graph
         self.loc: SourceLoc | None = None
         """The line of the source being converted (set by the converter as it goes)."""
+        self.made_regions = False
+        """Whether a control-flow node was recorded into the top-level graph (even one removed later as dead)."""
 
     def add_node(self, node) -> None:
         self.graph.nodes.append(node)
+        if node.op in REGION_OPS:
+            self.made_regions = True
 
     def location(self) -> SourceLoc | None:
         return self.loc
@@ -102,7 +109,8 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
 
 def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], params, params_name: str | None,
              loops: str) -> Graph:
-    """Make the inputs and parameters, convert the body, and return the verified graph without dead code."""
+    """Make the inputs and parameters, convert the body, and return the graph without dead code (verified when
+    script's own code shaped it: see the end)."""
     graph = Graph(fn.__name__)
     rec = ScriptRecorder(graph)
     rec.loc = source.loc(source.tree)
@@ -118,13 +126,17 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
         args[params_name] = pytree.tree_map(make_param, params, params_name)
-    bound = signature_of(fn).bind_partial(*([owner] if owner is not None else []), **args)
-    bound.apply_defaults()
+    # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
+    # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
+    # (The graph holds the input nodes, then one node per parameter.)
+    made_params = len(graph.nodes) - len(order)
+    unique_names = len(graph.param_values) == made_params and not any(n in graph.param_values for n in order)
+    arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
 
     converter = Converter(rec, loops)
-    cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
-             if _has_contents(cell)}
-    frame = Frame(source, Env(bound.arguments), fn.__globals__, cells)
+    cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__)
+             if _has_contents(cell)} if fn.__closure__ else {}
+    frame = Frame(source, Env(arguments), fn.__globals__, cells)
     with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
         result = converter.run_frame(frame, source.tree.body)
         leaves, graph.out_tree = pytree.flatten(result)
@@ -134,9 +146,38 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
             raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
                               construct="the return value", hint="return arrays, numbers, and nests of them") \
                 from None
-    graph.remove_dead_code()
-    graph.verify()
+    # What script shapes itself is verified: control-flow regions (lifted values, carries, branch outputs) and
+    # captures with symbolic sizes (guards, facts, size symbols). A graph without them is made by the shared Recorder
+    # alone (emit, const) and Graph.add_input / add_param, as trace makes its graphs (which it does not verify), and
+    # passes verify() by construction, which would cost as much as converting it: each node is new and appended
+    # once; sources read nothing; operands are values of this capture's stand-ins (Recorder.operand_value refuses
+    # others), made by earlier nodes; output types come from the op's rule on the operand types and attributes, with
+    # no shape facts in play; the names are unique (checked above); the outputs are this capture's values; and
+    # remove_dead_code keeps every node a kept node reads. (tests/test_script_speed_invariants.py checks that the
+    # graphs of this path pass verify().)
+    built_by_recorder = not (rec.made_regions or rec.shape_env is not None or graph.guards or not unique_names)
+    if not (built_by_recorder and _nothing_dead(graph)):
+        graph.remove_dead_code()
+    if not built_by_recorder:
+        graph.verify()
     return graph
+
+
+def _nothing_dead(graph: Graph) -> bool:
+    """Whether ``graph.remove_dead_code()`` would remove nothing, told in one pass without the walk it makes: every
+    node but the inputs has an output that some node reads or that the graph returns. Then every node is needed:
+    follow readers forward from it, and (the nodes being in order) the chain ends at a node whose outputs nobody
+    reads, which therefore makes a graph output. Valid when every reader of a value is a node of the graph, as in
+    a graph the recorder made (a value's ``users`` lists each node made with it; none is dropped or erased)."""
+    returned = set(graph.outputs)
+    for node in graph.nodes:
+        for v in node.outputs:
+            if v.users or v in returned:
+                break
+        else:
+            if node.op != Op.INPUT:
+                return False
+    return True
 
 
 def _has_contents(cell) -> bool:

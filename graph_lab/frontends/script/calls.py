@@ -60,14 +60,50 @@ def signature_of(fn: types.FunctionType) -> inspect.Signature:
     function object and used again only while ``__defaults__`` and ``__kwdefaults__`` are the same objects
     (assigning new defaults to a function makes it anew). A function that declares its own ``__signature__`` or
     wraps another is asked each time, as ``inspect`` would."""
+    return _signed(fn)[0]
+
+
+def _signed(fn: types.FunctionType) -> tuple:
+    """``(signature, by_name)`` for ``signature_of`` and ``bind_by_name``: ``by_name`` is the parameters as
+    ``(name, default)`` pairs when each is an ordinary one (positional or keyword, no ``*args``, ``**kwargs``,
+    ``/`` or ``*``), else None."""
     if hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
-        return inspect.signature(fn)
+        return inspect.signature(fn), None
     hit = _signatures.get(fn)
     if hit is not None and hit[0] is fn.__defaults__ and hit[1] is fn.__kwdefaults__:
         return hit[2]
     signature = inspect.signature(fn)
-    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, signature)
-    return signature
+    params = signature.parameters.values()
+    by_name = (tuple((p.name, p.default) for p in params)
+               if all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) else None)
+    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, (signature, by_name))
+    return signature, by_name
+
+
+def bind_by_name(fn: types.FunctionType, first: list, by_name: dict) -> dict:
+    """The variables a call of ``fn`` starts with: ``signature_of(fn).bind_partial(*first, **by_name)`` with
+    ``apply_defaults()``, as a dict in the order of the parameters (``first``: the object of a method, or
+    nothing). A parameter given no value and having no default is left out, as ``bind_partial`` leaves it.
+
+    ``inspect`` builds a ``BoundArguments`` for this, which costs more than the rest of a small capture's set-up;
+    for a function whose parameters are all ordinary ones the dict is made directly (the same entries in the same
+    order; see ``_signed``). Any other function, and a name that is not one of the parameters after ``first``, go
+    through ``inspect``, which raises its ``TypeError`` as before."""
+    signature, params = _signed(fn)
+    if params is not None and len(first) <= len(params):
+        rest = params[len(first):]
+        names = {name for name, _ in rest}
+        if all(name in names for name in by_name):
+            arguments = {name: value for (name, _), value in zip(params, first)}
+            for name, default in rest:
+                if name in by_name:
+                    arguments[name] = by_name[name]
+                elif default is not inspect.Parameter.empty:
+                    arguments[name] = default
+            return arguments
+    bound = signature.bind_partial(*first, **by_name)
+    bound.apply_defaults()
+    return bound.arguments
 
 
 class Frame:
@@ -76,6 +112,8 @@ class Frame:
 
     def __init__(self, source, env: Env, globals_: dict, cells: dict, outer: "Frame | None" = None):
         self.source, self.env, self.globals, self.cells, self.outer = source, env, globals_, cells, outer
+        self.locs = source.locs
+        """``source.locs``, kept at hand: the converter reads it for every node it converts."""
 
 
 class Calls:

@@ -29,6 +29,7 @@ COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast
            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+_MISSING = object()
 _TEST_AWARE = (ast.BoolOp, ast.Compare, ast.UnaryOp)  # converted differently in the test of an if or while
 
 # Expressions script refuses, with what to write instead.
@@ -73,7 +74,7 @@ class Expressions:
     def expr(self, node: ast.expr, test: bool = False):
         """The value of ``node``: a stand-in tensor or a Python value. Errors become ``ScriptError``s with a
         caret under the innermost expression that failed."""
-        self.at(node)
+        self.root.loc = self.frame.locs[node.lineno]  # self.at(node), written out: this runs for every node
         method = self.expression_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_EXPRESSIONS.get(type(node), (type(node).__name__, "rewrite it with "
@@ -99,7 +100,11 @@ class Expressions:
     # --- names
 
     def expr_Name(self, node: ast.Name):
-        value = self.lookup(node.id, node)
+        # A variable of this frame is the commonest name by far: read it directly, else look it up in the
+        # enclosing frames, the closure cells, the globals and the builtins (``lookup``, whose first step this is).
+        value = self.frame.env.values.get(node.id, _MISSING)
+        if value is _MISSING:
+            value = self.lookup(node.id, node)
         if isinstance(value, Undefined):
             raise self.fail(node, f"{node.id} has no single value here: {value.reason}", value.hint,
                             f"reading {node.id}")

@@ -47,6 +47,19 @@ def source_of(fn) -> "FunctionSource":
     return source
 
 
+class LineLocs(dict):
+    """Line of the parsed text -> ``SourceLoc`` in the file, each made on first use (``__missing__``): a plain
+    dict lookup for every line seen before, which the converter does for every node it converts."""
+
+    def __init__(self, filename: str, first_line: int):
+        super().__init__()
+        self.filename, self.first_line = filename, first_line
+
+    def __missing__(self, lineno: int) -> SourceLoc:
+        loc = self[lineno] = SourceLoc(self.filename, self.first_line + lineno - 1)
+        return loc
+
+
 class FunctionSource:
     """The parsed source of one Python function (through ``source_of``, one per code object)."""
 
@@ -74,9 +87,9 @@ class FunctionSource:
                               hint="write it as def f(x): return ... and script f")
         self.tree: ast.FunctionDef = node
         """The function's ``def``, with line numbers counted from its first line (decorators included)."""
-        self._locs: dict[int, SourceLoc] = {}
-        """The ``SourceLoc`` of each line seen, by its line in the parsed text: every node made from one line
-        shares one (a loop body is converted over and over)."""
+        self.locs = LineLocs(self.filename, self.first_line)
+        """``locs[node.lineno]``: the ``SourceLoc`` of a line of the parsed text, made the first time it is asked
+        for and then shared by every node made from that line (a loop body is converted over and over)."""
 
     def line(self, node: ast.AST) -> int:
         """The line of ``node`` in the file."""
@@ -84,10 +97,7 @@ class FunctionSource:
 
     def loc(self, node: ast.AST) -> SourceLoc:
         """Where in the file ``node`` is (one shared, immutable ``SourceLoc`` per line)."""
-        loc = self._locs.get(node.lineno)
-        if loc is None:
-            loc = self._locs[node.lineno] = SourceLoc(self.filename, self.line(node))
-        return loc
+        return self.locs[node.lineno]
 
     def error(self, node: ast.AST, message: str, hint: str, construct: str = "") -> ScriptError:
         """A ``ScriptError`` at ``node``: the message, the file and line, the code with a caret under the

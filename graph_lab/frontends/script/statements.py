@@ -75,7 +75,7 @@ class Converter(Expressions, Calls, Branches):
 
     def at(self, node: ast.AST) -> None:
         """Nodes made from now on carry the line of ``node``."""
-        self.root.loc = self.frame.source.loc(node)
+        self.root.loc = self.frame.locs[node.lineno]
 
     def fail(self, node: ast.AST, message: str, hint: str, construct: str = "") -> ScriptError:
         return self.frame.source.error(node, message, hint, construct)
@@ -87,11 +87,20 @@ class Converter(Expressions, Calls, Branches):
         try:
             if expression is not None:
                 return self.expr(expression)
+            last = body[-1] if isinstance(body[-1], ast.Return) else None
             try:
-                self.block(body, [])
+                if last is None:
+                    self.block(body, [])
+                else:  # (the statements before it are given it among the statements after them, as in block)
+                    self.block(body[:-1], [last])
             except Return as r:
                 return r.value
-            return None
+            if last is None:
+                return None
+            # The commonest ending, a return as the body's last statement, is converted here: the value its
+            # statement would raise as Return for the except above to catch, without raising and unwinding.
+            self.at(last)
+            return self.expr(last.value) if last.value is not None else None
         finally:
             self.frame = outer
             self.call_depth -= 1
@@ -103,7 +112,7 @@ class Converter(Expressions, Calls, Branches):
             self.statement(stmt, None if rest is None else stmts[i + 1:] + rest)
 
     def statement(self, node: ast.stmt, after: list[ast.stmt] | None) -> None:
-        self.at(node)
+        self.root.loc = self.frame.locs[node.lineno]  # self.at(node), written out (as in expr)
         method = self.statement_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_STATEMENTS.get(type(node), (type(node).__name__, "rewrite it with assignments, "
