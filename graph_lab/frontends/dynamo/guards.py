@@ -193,12 +193,33 @@ def _key(guard: Guard) -> tuple:
 class GuardSet:
     guards: list[Guard] = field(default_factory=list)
     _keys: set = field(default_factory=set)
+    counts: tuple = ()
+    """Functions that always return an int (``len``): lower bounds on them are merged as they are added, as
+    ``merge_lower_bounds(counts)`` would merge them at the end."""
+    _bounds: dict = field(default_factory=dict)
+    """count source -> index in ``guards`` of the strongest lower bound on it so far."""
 
     def add(self, guard: Guard) -> None:
+        if self.counts and guard.expected is True and guard.kind == "equals":
+            bound = _lower_bound(guard, self.counts)
+            if bound is not None:
+                self._add_lower_bound(guard, *bound)
+                return
         key = _key(guard)
         if key not in self._keys:
             self._keys.add(key)
             self.guards.append(guard)
+
+    def _add_lower_bound(self, guard: Guard, count: Source, k: int) -> None:
+        """The first bound on ``count`` takes its place in the list; a stronger one later replaces it there, a
+        weaker or equal one is dropped: what ``merge_lower_bounds`` leaves, without a guard for each item of a
+        loop in between. (Two bounds on one count with one ``k`` are one guard: the set keeps the first.)"""
+        at = self._bounds.get(count)
+        if at is None:
+            self._bounds[count] = len(self.guards)
+            self.guards.append(guard)
+        elif k > _lower_bound(self.guards[at], self.counts)[1]:
+            self.guards[at] = guard
 
     def merge_lower_bounds(self, counts: tuple) -> None:
         """Keep one guard of each set of facts "n > k is True" on one count ``n``: the one with the largest ``k``
@@ -208,7 +229,11 @@ class GuardSet:
         A ``for`` loop over a list guards "one more item" for each item it takes: ``len(ws) > 0``, ``len(ws) > 1``,
         ..., ``len(ws) > 255``; one guard ``len(ws) > 255`` says it all. In the first one's place it is checked
         before the items' own guards (so that no item is read from a list too short), and it reads what the
-        first one read (``len(ws)``), so it cannot fail to read where the first one could not."""
+        first one read (``len(ws)``), so it cannot fail to read where the first one could not.
+
+        A set made with these ``counts`` merged its bounds as they came (``add``): nothing is left to do."""
+        if counts == self.counts:
+            return
         strongest: dict[Source, Guard] = {}  # count source -> the guard with the largest k
         for g in self.guards:
             bound = _lower_bound(g, counts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 
 from .frame import IterState, Var
+from .guards import Guard
 from .sources import AttrSource, Const, DerivedSource, ItemSource
 
 
@@ -59,9 +60,23 @@ class SequenceIter(LazyIter):
     def __init__(self, ctx, var: Var):
         super().__init__(ctx, var.source)
         self.sequence = var.value
+        self._count = DerivedSource(len, (self.source,), "len({0})")
 
     def count_left(self) -> Var:
-        return Var(len(self.sequence), DerivedSource(len, (self.source,), "len({0})"))
+        return Var(len(self.sequence), self._count)
+
+    def _pull(self) -> bool:
+        # LazyIter._pull's guard made directly: ``ctx.apply(operator.gt, ...)`` of the derived count and a
+        # constant gives this source, and ``ctx.guard`` of a bool this "equals" guard. (A loop takes thousands of
+        # items; the set keeps only the strongest "len(xs) > k is True", see GuardSet.add.)
+        n = len(self.items)
+        more = len(self.sequence) > n
+        ctx = self.ctx
+        ctx.guards.add(Guard("equals", DerivedSource(operator.gt, (self._count, Const(n)), "{0} > {1}"), more,
+                             ctx.loc()))
+        if more:
+            self.items.append(self.item(n))
+        return more
 
     def item(self, n: int) -> Var:
         return self.ctx.wrap(self.sequence[n], ItemSource(self.source, n))
