@@ -140,25 +140,33 @@ class CaptureContext(CallCapture):
         return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
+        loc = self.loc()
         known = self.arrays_by_id.get(id(array))
         if known is not None:
             t, first = known
-            if first != source:  # one array reached twice: the graph reads it once, so require it again
-                self.guards.add(Guard("alias", source, first, self.loc()))
-        else:
-            described = source.describe()
-            name = self._input_name(source, described)
-            value = self.graph.add_input(name, self._input_type(array, source), self.loc())
-            t = Tensor(self.recorder, value, Storage(f"the array {described}"))
-            self.arrays_by_id[id(array)] = (t, source)
-            self.input_sources[name] = source
-            self._keep.append(array)
+            if first == source:  # read again from where it was read first: its guard is in the set
+                return t
+            # one array reached twice: the graph reads it once, so require it again
+            self.guards.add(Guard("alias", source, first, loc))
+            self.guards.add(self._array_guard(array, source, loc))
+            return t
+        described = source.describe()
+        name = self._input_name(source, described)
+        value = self.graph.add_input(name, self._input_type(array, source), loc)
+        t = Tensor(self.recorder, value, Storage(f"the array {described}"))
+        self.arrays_by_id[id(array)] = (t, source)
+        self.input_sources[name] = source
+        self._keep.append(array)
+        # An array seen for the first time: no guard on its source is in the set (one source reads one array),
+        # and the only guard on it of this kind added later is this one, which the branch above does not add.
+        self.guards.add_new(self._array_guard(array, source, loc))
+        return t
+
+    def _array_guard(self, array: np.ndarray, source, loc) -> Guard:
         pattern = self.patterns.get(id(array))
         if pattern is None:
-            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
-        else:
-            self.guards.add(Guard("dims", source, (pattern, array.dtype), self.loc()))
-        return t
+            return Guard("array", source, (array.shape, array.dtype), loc)
+        return Guard("dims", source, (pattern, array.dtype), loc)
 
     def _input_type(self, array: np.ndarray, source) -> TensorType:
         """The input's type: a size the policy makes dynamic is a new symbol ``s<i>``, unless it is 0 or 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 
 from .frame import IterState, Var
-from .guards import Guard
 from .sources import AttrSource, Const, DerivedSource, ItemSource
 
 
@@ -65,15 +64,21 @@ class SequenceIter(LazyIter):
     def count_left(self) -> Var:
         return Var(len(self.sequence), self._count)
 
+    def next_var(self):
+        # (LazyIter.next_var and IterState.next_var in one: FOR_ITER asks once per item)
+        pos = self.pos
+        if pos == len(self.items) and not self._pull():
+            return None
+        self.pos = pos + 1
+        return self.items[pos]
+
     def _pull(self) -> bool:
         # LazyIter._pull's guard made directly: ``ctx.apply(operator.gt, ...)`` of the derived count and a
-        # constant gives this source, and ``ctx.guard`` of a bool this "equals" guard. (A loop takes thousands of
-        # items; the set keeps only the strongest "len(xs) > k is True", see GuardSet.add.)
+        # constant gives the source "len(xs) > n", and ``ctx.guard`` of a bool an "equals" guard on it. A loop
+        # takes thousands of items; the set keeps only the strongest "len(xs) > n is True" (GuardSet.lower_bound).
         n = len(self.items)
         more = len(self.sequence) > n
-        ctx = self.ctx
-        ctx.guards.add(Guard("equals", DerivedSource(operator.gt, (self._count, Const(n)), "{0} > {1}"), more,
-                             ctx.loc()))
+        self.ctx.guards.lower_bound(self._count, n, more, self.ctx.loc())
         if more:
             self.items.append(self.item(n))
         return more

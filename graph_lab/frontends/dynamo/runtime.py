@@ -24,7 +24,8 @@ from .handlers import cannot_interpret
 from .fastpath import make_fast_path
 from .iterators import items_left
 from ..tensor import Tensor
-from .segment import EMPTY_STACK, RecipeMaker, Segment, backend_runner, now, top_of_stack
+from .segment import (EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, now,
+                      uses_top_of)
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -283,7 +284,8 @@ class CompiledFunction:
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
-        ctx = CaptureContext(self.fn.__globals__, None if self.dynamic is False else self._dynamic_axes)
+        static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
+        ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
         for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
             cells[name] = cell
@@ -303,7 +305,7 @@ class CompiledFunction:
         steps = 0
         log: list[tuple] = []
         append = log.append
-        instructions, handlers = frame.instructions, frame.handlers
+        instructions, handlers, tops = frame.instructions, frame.handlers, uses_top_of(frame.code)
         stop_at = stop.steps if stop is not None else -1
         graph = ctx.graph
         # The shape env that rules consult outside this capture. A step leaves it as it found it (``using``
@@ -313,11 +315,11 @@ class CompiledFunction:
             ip = frame.ip
             ins = instructions[ip]
             if steps == stop_at:
+                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
                 seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
-                seg.step_log = log + [(ins, "graph break: " + stop.reason)]
+                seg.step_log, seg.step_nodes = log + [(ins, "graph break: " + stop.reason)], nodes
                 return seg
-            nodes = graph.nodes
-            n_nodes = len(nodes)
+            n_nodes = len(graph.nodes)
             frame.ip = ip + 1
             try:
                 if ctx.shape_env is outside:  # (usually both None: nothing to set for this step)
@@ -333,24 +335,30 @@ class CompiledFunction:
                 if stop is not None:
                     raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
                 raise _Restart(_Attempt(steps, f"{type(e).__name__} raised while capturing: {e}", "")) from None
-            ctx.frame = frame
+            # (ctx.frame is this frame again: a call inlined by the step set it back when it returned)
             steps += 1
-            # What the step did, to be put in words only if someone asks (Segment.steps): the new nodes, if any,
-            # and what it left on top of the stack (``top_of_stack``, with its two commonest cases inline).
-            stack = frame.stack
-            if stack:
-                top = stack[-1].value
-                kind = type(top)
-                if kind is Tensor:
-                    top = top.type
-                elif kind not in _PLAIN_TOPS:
-                    top = top_of_stack(stack)
+            # What the step did, to be put in words only if someone asks (Segment.steps): where its nodes start
+            # in the graph, and what it left on top of the stack (``top_of_stack``, written out here: the same
+            # cases, the commonest first), where the words may depend on it.
+            if tops[ip]:
+                stack = frame.stack
+                if stack:
+                    top = stack[-1].value
+                    kind = type(top)
+                    if kind is Tensor:
+                        top = top._value.type  # (its ``type``)
+                    elif kind not in PLAIN_TOPS:
+                        top = top if isinstance(top, PLAIN_TOP_TYPES) else \
+                            top.type if isinstance(top, Tensor) else kind
+                else:
+                    top = EMPTY_STACK
             else:
-                top = EMPTY_STACK
-            append((ins, nodes[n_nodes:] if len(nodes) > n_nodes else (), top))
-            if type(result) is Return:
+                top = None
+            append((ins, n_nodes, top))
+            if result is not None and type(result) is Return:
+                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
                 seg = self._finish(ctx, frame, offset, "return", result=result.var)
-                seg.step_log = log
+                seg.step_log, seg.step_nodes = log, nodes
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
@@ -448,8 +456,6 @@ class CompiledFunction:
                 return result.var.value
 
 
-_PLAIN_TOPS = frozenset({int, float, str, bool, type(None)})
-"""Types ``top_of_stack`` keeps the value of (exactly these: a subclass goes through it)."""
 
 _PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)
 """Types whose bool() only looks at the value: a conditional jump on one is decided by ``_concrete_step`` itself."""
