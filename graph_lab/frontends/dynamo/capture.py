@@ -362,10 +362,14 @@ class CaptureContext(CallCapture):
             # made here. The general path below does the same for these operands (``operand`` of a stand-in is
             # itself, of a number with no source the number), after tests that do not apply to them.
             left, right = args[0].value, args[1].value
-            if (type(left) is Tensor and (type(right) is Tensor or (type(right) in _NUMBERS and args[1].source is None))
-                    or type(right) is Tensor and type(left) in _NUMBERS and args[0].source is None):
+            if type(left) is Tensor and (type(right) is Tensor or type(right) in _NUMBERS and args[1].source is None) \
+                    or type(right) is Tensor and type(left) in _NUMBERS and args[0].source is None:
                 result = self._run(fn, (left, right), {})
                 return Var(result) if type(result) is Tensor else self.created(result)
+        return self._apply_general(fn, args)
+
+    def _apply_general(self, fn, args: list[Var]) -> Var:
+        """``apply`` without its fast path (the tests compare the two)."""
         values = [a.value for a in args]
         if fn is operator.add and len(args) == 2 and type(values[0]) is type(values[1]) in (list, tuple):
             left, right = (self.containers.items(v) for v in values)

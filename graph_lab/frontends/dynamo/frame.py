@@ -41,6 +41,10 @@ class Var:
         return f"Var({self.value!r}, {self.source})"
 
 
+NULL_VAR = Var(NULL)
+"""The NULL as a Var (one for all: a Var never changes)."""
+
+
 class IterState:
     """An iterator whose position can be saved and rebuilt: every ``GET_ITER`` makes one of these, over Vars.
     It is a real iterator too, for the native code that may meet it at a graph break."""

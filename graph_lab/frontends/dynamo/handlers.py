@@ -14,7 +14,7 @@ import operator
 import sys
 import types
 
-from .frame import NULL, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
+from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
 
 HANDLERS: dict[str, tuple[tuple[int, int], object]] = {}
 
@@ -79,7 +79,7 @@ def _pop_top(frame, ins):
 
 @handles("PUSH_NULL")
 def _push_null(frame, ins):
-    frame.push(Var(NULL))
+    frame.stack.append(NULL_VAR)
 
 
 @handles("COPY")
@@ -136,7 +136,7 @@ def _store_deref(frame, ins):
 @handles("LOAD_GLOBAL")
 def _load_global(frame, ins):
     if ins.arg & 1:
-        frame.push(Var(NULL))
+        frame.stack.append(NULL_VAR)
     frame.push(frame.ctx.load_global(frame, ins.argval))
 
 
@@ -154,7 +154,7 @@ def _load_attr(frame, ins):
 @handles("LOAD_METHOD")
 def _load_method(frame, ins):
     obj = frame.pop()
-    frame.push(Var(NULL))
+    frame.stack.append(NULL_VAR)
     frame.push(frame.ctx.load_attr(obj, ins.argval))
 
 
