@@ -19,7 +19,7 @@ from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op, free_symbols
 from .. import control
 from ..symbols import SymFloat
 from ..tensor import Tensor
-from .frame import BreakGraph, Frame, IterState, Var
+from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard
 from .iterators import EnumerateIter, SequenceIter
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
@@ -70,7 +70,12 @@ class CallCapture:
             else:
                 if fn.source is not None:
                     self.guard(fn)
-                result = self._run(f, [a.value for a in args], {})
+                try:  # (``_run``, called directly)
+                    result = f(*[a.value for a in args])
+                except BreakGraph:
+                    raise
+                except Exception as e:
+                    raise capture_error(e) from None
                 return Var(result) if type(result) is Tensor else self.created(result)
         return self._call_general(frame, fn, args, kwargs)
 

@@ -25,7 +25,6 @@ import types
 
 import numpy as np
 
-from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
 from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
@@ -36,7 +35,7 @@ from . import handlers
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
-from .frame import BreakGraph, Frame, IterState, Var
+from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
@@ -151,8 +150,9 @@ class CaptureContext(CallCapture):
             self.guards.add(self._array_guard(array, source, loc))
             return t
         described = source.describe()
-        name = self._input_name(source, described)
-        value = self.graph.add_input(name, self._input_type(array, source), loc)
+        name = described if described not in self.input_sources else self._input_name(source, described)
+        value = self.graph.add_input(name, TensorType.of(array) if self.dynamic_axes is None else
+                                     self._input_type(array, source), loc)  # (of: every size static)
         t = Tensor(self.recorder, value, Storage(f"the array {described}"))
         self.arrays_by_id[id(array)] = (t, source)
         self.input_sources[name] = source
@@ -364,7 +364,12 @@ class CaptureContext(CallCapture):
             left, right = args[0].value, args[1].value
             if type(left) is Tensor and (type(right) is Tensor or type(right) in _NUMBERS and args[1].source is None) \
                     or type(right) is Tensor and type(left) in _NUMBERS and args[0].source is None:
-                result = self._run(fn, (left, right), {})
+                try:  # (``_run``, called directly)
+                    result = fn(left, right)
+                except BreakGraph:
+                    raise
+                except Exception as e:
+                    raise capture_error(e) from None
                 return Var(result) if type(result) is Tensor else self.created(result)
         return self._apply_general(fn, args)
 
@@ -404,10 +409,8 @@ class CaptureContext(CallCapture):
             return fn(*args, **kwargs)
         except BreakGraph:
             raise
-        except GraphLabError as e:
-            raise BreakGraph(f"cannot capture: {e}") from None
-        except Exception as e:  # eager Python raises it too: the instruction will run for real
-            raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
+        except Exception as e:
+            raise capture_error(e) from None
 
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value

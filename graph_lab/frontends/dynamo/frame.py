@@ -13,6 +13,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import GraphLabError
 from ...ir.source import SourceLoc
 
 
@@ -89,6 +90,14 @@ class BreakGraph(Exception):
         super().__init__(reason)
         self.reason = reason
         self.hint = hint
+
+
+def capture_error(e: Exception) -> BreakGraph:
+    """The break for an exception that native code raised running on the capture's values (``_run``). Eager
+    Python raises it too: the instruction will run for real, at the break."""
+    if isinstance(e, GraphLabError):
+        return BreakGraph(f"cannot capture: {e}")
+    return BreakGraph(f"{type(e).__name__} raised while capturing: {e}")
 
 
 class Unsupported(Exception):

@@ -264,11 +264,12 @@ class GuardSet:
         """``add`` of the guard "count > k is ``holds``" (``_lower_bound_guard``), which a lazy iterator adds for
         each item it takes. A stronger bound than the one in the list is not made into a Guard now, only when the
         list is next read (the last one of a loop over a thousand items is the one kept)."""
-        if holds and k > self._bound_k.get(self._bounds.get(count, -1), k) and type(k) is int:
-            at = self._bounds[count]  # (k > its k: there is one, and the new bound is stronger)
-            self._pending[at] = (count, k, loc)
-            self._bound_k[at] = k
-            return
+        if holds and type(k) is int:
+            at = self._bounds.get(count)
+            if at is not None and k > self._bound_k[at]:  # (a bound on it is in the list: this one is stronger)
+                self._pending[at] = (count, k, loc)
+                self._bound_k[at] = k
+                return
         self.add(_lower_bound_guard(count, k, holds, loc))
 
     def merge_lower_bounds(self, counts: tuple) -> None:
