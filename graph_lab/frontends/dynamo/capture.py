@@ -25,26 +25,34 @@ import types
 
 import numpy as np
 
-from ...errors import GraphLabError
 from ...ir.graph import Graph, Node
 from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
+from . import handlers
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
-from .frame import BreakGraph, Frame, IterState, Var
+from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
-from .iterators import ResumedIter, SequenceIter
+from .iterators import ResumedIter, SequenceIter, items_left
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
-from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, derived_text, expression_text,
-                     handlers_text_functions, is_constant, is_internal_function, is_library_module, is_namedtuple,
-                     is_rebuildable, is_scalar, is_user_object)
+from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived_text,
+                     expression_text, handlers_text_functions, is_constant, is_internal_function, is_library_module,
+                     is_namedtuple, is_rebuildable, is_scalar, is_user_object)
 
 __all__ = ["CaptureContext", "ConcreteContext", "DynamoRecorder"]  # ConcreteContext lives in concrete.py
+
+
+_OPERATORS = frozenset(handlers.BINARY_OPS.values()) | frozenset(handlers.COMPARE_OPS.values())
+"""The functions of BINARY_OP and COMPARE_OP (never one of the text helpers that ``apply`` refuses tensors)."""
+_NUMBERS = frozenset({int, float, bool})
+
+_REREADABLE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
+"""Values that a global or module attribute read in a loop gives again as the same Var (see load_global)."""
 
 
 class DynamoRecorder(Recorder):
@@ -78,7 +86,7 @@ class CaptureContext(CallCapture):
     def __init__(self, fn_globals: dict, dynamic_axes=None):
         self.graph = Graph("compiled")
         self.recorder = DynamoRecorder(self.graph, self.loc)
-        self.guards = GuardSet()
+        self.guards = GuardSet(counts=(len, items_left))  # (see GuardSet.merge_lower_bounds)
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
         self.arrays_by_id: dict[int, tuple[Tensor, object]] = {}  # id(input array) -> (stand-in, first source)
@@ -95,6 +103,10 @@ class CaptureContext(CallCapture):
         self.shape_env: ShapeEnv | None = None  # made when the first size becomes a symbol
         self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
         self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
+        # Work done once per capture rather than at each loop iteration (see guard, load_global, load_attr):
+        self._guarded: dict[int, Var] = {}  # id(Var) -> the Var, for each Var whose guards are in the set
+        self._global_vars: dict[tuple, Var] = {}  # (id(namespace), name) -> the Var read, for modules, functions
+        self._attr_vars: dict[tuple, tuple] = {}  # (id(module Var), name) -> (module Var, attribute Var)
 
     # --- values entering the capture
 
@@ -127,29 +139,41 @@ class CaptureContext(CallCapture):
         return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
+        loc = self.loc()
         known = self.arrays_by_id.get(id(array))
         if known is not None:
             t, first = known
-            if first != source:  # one array reached twice: the graph reads it once, so require it again
-                self.guards.add(Guard("alias", source, first, self.loc()))
-        else:
-            name = self._input_name(source)
-            value = self.graph.add_input(name, self._input_type(array, source), self.loc())
-            t = Tensor(self.recorder, value, Storage(f"the array {source.describe()}"))
-            self.arrays_by_id[id(array)] = (t, source)
-            self.input_sources[name] = source
-            self._keep.append(array)
+            if first == source:  # read again from where it was read first: its guard is in the set
+                return t
+            # one array reached twice: the graph reads it once, so require it again
+            self.guards.add(Guard("alias", source, first, loc))
+            self.guards.add(self._array_guard(array, source, loc))
+            return t
+        described = source.describe()
+        name = described if described not in self.input_sources else self._input_name(source, described)
+        value = self.graph.add_input(name, TensorType.of(array) if self.dynamic_axes is None else
+                                     self._input_type(array, source), loc)  # (of: every size static)
+        t = Tensor(self.recorder, value, Storage(f"the array {described}"))
+        self.arrays_by_id[id(array)] = (t, source)
+        self.input_sources[name] = source
+        self._keep.append(array)
+        # An array seen for the first time: no guard on its source is in the set (one source reads one array),
+        # and the only guard on it of this kind added later is this one, which the branch above does not add.
+        self.guards.add_new(self._array_guard(array, source, loc))
+        return t
+
+    def _array_guard(self, array: np.ndarray, source, loc) -> Guard:
         pattern = self.patterns.get(id(array))
         if pattern is None:
-            self.guards.add(Guard("array", source, (array.shape, array.dtype), self.loc()))
-        else:
-            self.guards.add(Guard("dims", source, (pattern, array.dtype), self.loc()))
-        return t
+            return Guard("array", source, (array.shape, array.dtype), loc)
+        return Guard("dims", source, (pattern, array.dtype), loc)
 
     def _input_type(self, array: np.ndarray, source) -> TensorType:
         """The input's type: a size the policy makes dynamic is a new symbol ``s<i>``, unless it is 0 or 1
         (specialized: such sizes broadcast or hold nothing, see ``ir/shape_env.py``)."""
         axes = self.dynamic_axes(source, array) if self.dynamic_axes is not None else ()
+        if not axes:  # every size static: the array's own type (made once per dtype and shape)
+            return TensorType.of(array)
         shape = list(array.shape)
         for axis in sorted(axes):
             if array.shape[axis] >= 2:
@@ -187,15 +211,16 @@ class CaptureContext(CallCapture):
         self.guards.add(Guard("type", var.source, type(var.value), self.loc()))
         return t
 
-    def _input_name(self, source) -> str:
-        name, n = source.describe(), 1
+    def _input_name(self, source, described: str | None = None) -> str:
+        described = source.describe() if described is None else described
+        name, n = described, 1
         while name in self.input_sources:
             n += 1
-            name = f"{source.describe()}#{n}"
+            name = f"{described}#{n}"
         return name
 
     def created(self, value) -> Var:
-        if isinstance(value, (Tensor,) + IMMUTABLE):
+        if isinstance(value, TENSOR_OR_IMMUTABLE):
             return Var(value)
         if not is_rebuildable(value):
             raise BreakGraph(f"a {type(value).__name__} object is made here, which graph_lab could not make again "
@@ -205,7 +230,8 @@ class CaptureContext(CallCapture):
         return Var(value)
 
     def loc(self):
-        return self.frame.loc() if self.frame is not None else None
+        frame = self.frame  # (Frame.loc inlined: every guard asks)
+        return frame.locations[frame.ip] if frame is not None else None
 
     # --- using values: every use of an input adds the guard that makes the capture valid
 
@@ -240,6 +266,12 @@ class CaptureContext(CallCapture):
         return var.value
 
     def guard(self, var: Var) -> None:
+        # A Var never changes, so guarding one Var again adds the same guards again, which the set drops: a Var
+        # read once and used on every iteration of a loop (a global function, a module) is guarded once. The
+        # dict holds each Var, so that its id is not reused while the capture runs.
+        if id(var) in self._guarded:
+            return
+        self._guarded[id(var)] = var
         value, source, loc = var.value, var.source, self.loc()
         if is_constant(value):
             self.guards.add(Guard("equals", source, value, loc))
@@ -325,6 +357,24 @@ class CaptureContext(CallCapture):
 
     def apply(self, fn, args: list[Var]) -> Var:
         """An operator (or a pure helper such as ``format``) applied to values of the frame."""
+        if len(args) == 2 and fn in _OPERATORS:
+            # The commonest case, ``x @ w`` or ``x * 2``: an operator on a stand-in and a stand-in or a number
+            # made here. The general path below does the same for these operands (``operand`` of a stand-in is
+            # itself, of a number with no source the number), after tests that do not apply to them.
+            left, right = args[0].value, args[1].value
+            if type(left) is Tensor and (type(right) is Tensor or type(right) in _NUMBERS and args[1].source is None) \
+                    or type(right) is Tensor and type(left) in _NUMBERS and args[0].source is None:
+                try:  # (``_run``, called directly)
+                    result = fn(left, right)
+                except BreakGraph:
+                    raise
+                except Exception as e:
+                    raise capture_error(e) from None
+                return Var(result) if type(result) is Tensor else self.created(result)
+        return self._apply_general(fn, args)
+
+    def _apply_general(self, fn, args: list[Var]) -> Var:
+        """``apply`` without its fast path (the tests compare the two)."""
         values = [a.value for a in args]
         if fn is operator.add and len(args) == 2 and type(values[0]) is type(values[1]) in (list, tuple):
             left, right = (self.containers.items(v) for v in values)
@@ -359,10 +409,8 @@ class CaptureContext(CallCapture):
             return fn(*args, **kwargs)
         except BreakGraph:
             raise
-        except GraphLabError as e:
-            raise BreakGraph(f"cannot capture: {e}") from None
-        except Exception as e:  # eager Python raises it too: the instruction will run for real
-            raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
+        except Exception as e:
+            raise capture_error(e) from None
 
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
@@ -465,8 +513,16 @@ class CaptureContext(CallCapture):
             value = getattr(builtins, name)
         else:
             raise NameError(f"name '{name}' is not defined")
+        key = (id(namespace), name)  # (the namespace is a function's globals: alive for the whole capture)
+        known = self._global_vars.get(key)
+        if known is not None and known.value is value:
+            return known  # read before (in a loop): the same Var, whose guards are added once (see guard)
         own = namespace is self.fn_globals
-        return self.wrap(value, GlobalSource(name, 0 if own else id(namespace), None if own else namespace))
+        var = self.wrap(value, GlobalSource(name, 0 if own else id(namespace), None if own else namespace))
+        if isinstance(value, _REREADABLE):
+            # Wrapping such a value again would give an equal Var and record nothing new (it is no array).
+            self._global_vars[key] = var
+        return var
 
     def make_cell(self, frame: Frame, name: str) -> None:
         cell = types.CellType()
@@ -520,6 +576,22 @@ class CaptureContext(CallCapture):
         return self.wrap(result, ObjectSource(result, f"module {result.__name__}"))
 
     def load_attr(self, obj: Var, name: str) -> Var:
+        value = obj.value
+        if type(value) is Tensor:
+            return self.created(self._run(getattr, (value, name), {}))
+        known = self._attr_vars.get((id(obj), name))
+        if known is not None and getattr(value, name, MISSING) is known[1].value:
+            # ``np.tanh`` read again from the same module Var (a loop): the same Var as the first time, which
+            # added the guards; the lookup below would add the same again. (The entry holds ``obj``, so its id
+            # stays its own.)
+            return known[1]
+        var = self._load_attr(obj, name)
+        if isinstance(value, types.ModuleType) and obj.source is not None and (
+                var.source is None or isinstance(var.value, _REREADABLE)):
+            self._attr_vars[(id(obj), name)] = (obj, var)
+        return var
+
+    def _load_attr(self, obj: Var, name: str) -> Var:
         value = obj.value
         if isinstance(value, Tensor):
             return self.created(self._run(getattr, (value, name), {}))

@@ -13,6 +13,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import GraphLabError
 from ...ir.source import SourceLoc
 
 
@@ -39,6 +40,10 @@ class Var:
 
     def __repr__(self) -> str:
         return f"Var({self.value!r}, {self.source})"
+
+
+NULL_VAR = Var(NULL)
+"""The NULL as a Var (one for all: a Var never changes)."""
 
 
 class IterState:
@@ -87,6 +92,14 @@ class BreakGraph(Exception):
         self.hint = hint
 
 
+def capture_error(e: Exception) -> BreakGraph:
+    """The break for an exception that native code raised running on the capture's values (``_run``). Eager
+    Python raises it too: the instruction will run for real, at the break."""
+    if isinstance(e, GraphLabError):
+        return BreakGraph(f"cannot capture: {e}")
+    return BreakGraph(f"{type(e).__name__} raised while capturing: {e}")
+
+
 class Unsupported(Exception):
     """Even running the instruction for real is not possible here (an opcode without a handler)."""
 
@@ -123,7 +136,7 @@ class Frame:
         return 0 if self.parent is None else self.parent.depth + 1
 
     def loc(self) -> SourceLoc:
-        return self.locations[min(self.ip, len(self.locations) - 1)]
+        return self.locations[self.ip]  # (one entry more than instructions: ip is past the end after a return)
 
     def jump(self, offset: int) -> None:
         self.ip = self.index_of[offset]
@@ -197,11 +210,13 @@ _location_cache: dict[types.CodeType, list[SourceLoc]] = {}
 
 
 def locations_of(code: types.CodeType) -> list[SourceLoc]:
-    """The user's line of each instruction of ``instructions_of(code)`` (made once: capture asks on every step)."""
+    """The user's line of each instruction of ``instructions_of(code)``, and the last one's again at the end (the
+    line of ``ip`` just past the last instruction), made once: capture asks on every step, and every guard."""
     locations = _location_cache.get(code)
     if locations is None:
         locations = [SourceLoc(code.co_filename, ins.positions.lineno if ins.positions and ins.positions.lineno
                                else code.co_firstlineno) for ins in instructions_of(code)]
+        locations.append(locations[-1])
         _location_cache[code] = locations
     return locations
 

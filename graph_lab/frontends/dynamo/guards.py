@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -184,21 +184,93 @@ def _lower_bound(g: Guard, counts: tuple) -> tuple | None:
     return count, k.value
 
 
+def _lower_bound_guard(count: Source, k: int, holds: bool, loc) -> Guard:
+    """The guard "count > k is ``holds``", as ``CaptureContext.apply`` and ``guard`` make it for a derived count
+    compared with a constant."""
+    return Guard("equals", DerivedSource(operator.gt, (count, Const(k)), "{0} > {1}"), holds, loc)
+
+
 def _key(guard: Guard) -> tuple:
     """What makes two guards the same check (the set keeps the first)."""
     return guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None
 
 
-@dataclass
 class GuardSet:
-    guards: list[Guard] = field(default_factory=list)
-    _keys: set = field(default_factory=set)
+    """The guards of one capture, in the order they were added, each check once (see ``_key``).
+
+    ``counts`` are functions that always return an int (``len``): a set made with them merges lower bounds on
+    them as they are added, as ``merge_lower_bounds(counts)`` would merge them at the end."""
+
+    def __init__(self, guards: list[Guard] | None = None, counts: tuple = ()):
+        self._guards: list[Guard] = []
+        self._keys: set = set()
+        self.counts = counts
+        self._bounds: dict[Source, int] = {}
+        """count source -> index in the list of the strongest lower bound on it so far."""
+        self._bound_k: dict[int, int] = {}
+        """index of a lower bound -> its k (the pending one's, if any)."""
+        self._pending: dict[int, tuple] = {}
+        """index -> (count, k, loc) of a lower bound stronger than the guard at that index, made into a Guard when
+        the list is next read (``lower_bound``)."""
+        for g in guards or ():
+            self.add(g)
+
+    @property
+    def guards(self) -> list[Guard]:
+        if self._pending:
+            for at, (count, k, loc) in self._pending.items():
+                self._guards[at] = _lower_bound_guard(count, k, True, loc)
+            self._pending.clear()
+        return self._guards
+
+    @guards.setter
+    def guards(self, guards: list[Guard]) -> None:
+        self._guards, self._pending, self._bounds, self._bound_k = guards, {}, {}, {}
+
+    def __repr__(self) -> str:
+        return f"GuardSet({self.guards!r})"
 
     def add(self, guard: Guard) -> None:
+        if self.counts and guard.expected is True and guard.kind == "equals":
+            bound = _lower_bound(guard, self.counts)
+            if bound is not None:
+                self._add_lower_bound(guard, *bound)
+                return
         key = _key(guard)
         if key not in self._keys:
             self._keys.add(key)
-            self.guards.append(guard)
+            self._guards.append(guard)
+
+    def add_new(self, guard: Guard) -> None:
+        """``add`` of a guard that the caller knows is not in the set, and that it will not add again (a stand-in
+        array's guard on the source it was first read from, see ``CaptureContext.tensor_input``)."""
+        self._guards.append(guard)
+
+    def _add_lower_bound(self, guard: Guard, count: Source, k: int) -> None:
+        """The first bound on ``count`` takes its place in the list; a stronger one later replaces it there, a
+        weaker or equal one is dropped: what ``merge_lower_bounds`` leaves, without a guard for each item of a
+        loop in between. (Two bounds on one count with one ``k`` are one guard: the set keeps the first.)"""
+        at = self._bounds.get(count)
+        if at is None:
+            self._bounds[count] = at = len(self._guards)
+            self._guards.append(guard)
+            self._bound_k[at] = k
+        elif k > self._bound_k[at]:
+            self._guards[at] = guard
+            self._pending.pop(at, None)
+            self._bound_k[at] = k
+
+    def lower_bound(self, count: Source, k: int, holds: bool, loc) -> None:
+        """``add`` of the guard "count > k is ``holds``" (``_lower_bound_guard``), which a lazy iterator adds for
+        each item it takes. A stronger bound than the one in the list is not made into a Guard now, only when the
+        list is next read (the last one of a loop over a thousand items is the one kept)."""
+        if holds and type(k) is int:
+            at = self._bounds.get(count)
+            if at is not None and k > self._bound_k[at]:  # (a bound on it is in the list: this one is stronger)
+                self._pending[at] = (count, k, loc)
+                self._bound_k[at] = k
+                return
+        self.add(_lower_bound_guard(count, k, holds, loc))
 
     def merge_lower_bounds(self, counts: tuple) -> None:
         """Keep one guard of each set of facts "n > k is True" on one count ``n``: the one with the largest ``k``
@@ -208,7 +280,11 @@ class GuardSet:
         A ``for`` loop over a list guards "one more item" for each item it takes: ``len(ws) > 0``, ``len(ws) > 1``,
         ..., ``len(ws) > 255``; one guard ``len(ws) > 255`` says it all. In the first one's place it is checked
         before the items' own guards (so that no item is read from a list too short), and it reads what the
-        first one read (``len(ws)``), so it cannot fail to read where the first one could not."""
+        first one read (``len(ws)``), so it cannot fail to read where the first one could not.
+
+        A set made with these ``counts`` merged its bounds as they came (``add``): nothing is left to do."""
+        if counts == self.counts:
+            return
         strongest: dict[Source, Guard] = {}  # count source -> the guard with the largest k
         for g in self.guards:
             bound = _lower_bound(g, counts)

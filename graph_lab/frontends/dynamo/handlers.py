@@ -14,7 +14,7 @@ import operator
 import sys
 import types
 
-from .frame import NULL, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
+from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
 
 HANDLERS: dict[str, tuple[tuple[int, int], object]] = {}
 
@@ -79,7 +79,7 @@ def _pop_top(frame, ins):
 
 @handles("PUSH_NULL")
 def _push_null(frame, ins):
-    frame.push(Var(NULL))
+    frame.stack.append(NULL_VAR)
 
 
 @handles("COPY")
@@ -100,19 +100,22 @@ def _load_const(frame, ins):
     frame.push(Var(ins.argval))
 
 
-@handles("LOAD_FAST", "LOAD_CLOSURE")
+@handles("LOAD_FAST")
 def _load_fast(frame, ins):
-    if ins.opname == "LOAD_CLOSURE":
-        frame.push(frame.cell(ins.argval))
-        return
-    if ins.argval not in frame.locals:
+    var = frame.locals.get(ins.argval)  # (a local always holds a Var, never None)
+    if var is None:
         raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated with a value")
-    frame.push(frame.locals[ins.argval])
+    frame.stack.append(var)
+
+
+@handles("LOAD_CLOSURE")
+def _load_closure(frame, ins):
+    frame.push(frame.cell(ins.argval))
 
 
 @handles("STORE_FAST")
 def _store_fast(frame, ins):
-    frame.locals[ins.argval] = frame.pop()
+    frame.locals[ins.argval] = frame.stack.pop()
 
 
 @handles("DELETE_FAST")
@@ -133,7 +136,7 @@ def _store_deref(frame, ins):
 @handles("LOAD_GLOBAL")
 def _load_global(frame, ins):
     if ins.arg & 1:
-        frame.push(Var(NULL))
+        frame.stack.append(NULL_VAR)
     frame.push(frame.ctx.load_global(frame, ins.argval))
 
 
@@ -151,7 +154,7 @@ def _load_attr(frame, ins):
 @handles("LOAD_METHOD")
 def _load_method(frame, ins):
     obj = frame.pop()
-    frame.push(Var(NULL))
+    frame.stack.append(NULL_VAR)
     frame.push(frame.ctx.load_attr(obj, ins.argval))
 
 
@@ -176,13 +179,17 @@ COMPARE_OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": ope
                ">=": operator.ge}
 
 
+INPLACE_OPS = frozenset(op for op in BINARY_OPS if op.endswith("="))
+"""``x += y`` and the like: a list or dict on the left is changed in place (a side effect unless made here)."""
+
+
 @handles("BINARY_OP")
 def _binary_op(frame, ins):
-    right, left = frame.pop(), frame.pop()
-    fn = BINARY_OPS[ins.argrepr]
-    if ins.argrepr.endswith("=") and ins.argrepr not in COMPARE_OPS:
+    stack = frame.stack
+    right, left = stack.pop(), stack.pop()
+    if ins.argrepr in INPLACE_OPS:
         frame.ctx.check_inplace(left, ins.argrepr)
-    frame.push(frame.ctx.apply(fn, [left, right]))
+    stack.append(frame.ctx.apply(BINARY_OPS[ins.argrepr], [left, right]))
 
 
 @handles("COMPARE_OP")
@@ -460,17 +467,20 @@ def keyword_names(frame, call_index: int) -> tuple:
 
 @handles("CALL")
 def _call(frame, ins):
-    n = ins.arg
-    args = frame.popn(n)
-    first, second = frame.pop(), frame.pop()
+    args = frame.popn(ins.arg)
+    stack = frame.stack
+    first, second = stack.pop(), stack.pop()
     if second.value is NULL:
         fn = first
     else:
         fn, args = second, [first] + args
     kw_names = keyword_names(frame, frame.ip - 1)
-    positional = args[:len(args) - len(kw_names)]
-    kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
-    frame.push(frame.ctx.call(frame, fn, positional, kwargs))
+    if kw_names:
+        positional = args[:len(args) - len(kw_names)]
+        kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
+    else:
+        positional, kwargs = args, {}
+    stack.append(frame.ctx.call(frame, fn, positional, kwargs))
 
 
 @handles("CALL_FUNCTION_EX")

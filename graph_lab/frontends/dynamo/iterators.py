@@ -59,9 +59,29 @@ class SequenceIter(LazyIter):
     def __init__(self, ctx, var: Var):
         super().__init__(ctx, var.source)
         self.sequence = var.value
+        self._count = DerivedSource(len, (self.source,), "len({0})")
 
     def count_left(self) -> Var:
-        return Var(len(self.sequence), DerivedSource(len, (self.source,), "len({0})"))
+        return Var(len(self.sequence), self._count)
+
+    def next_var(self):
+        # (LazyIter.next_var and IterState.next_var in one: FOR_ITER asks once per item)
+        pos = self.pos
+        if pos == len(self.items) and not self._pull():
+            return None
+        self.pos = pos + 1
+        return self.items[pos]
+
+    def _pull(self) -> bool:
+        # LazyIter._pull's guard made directly: ``ctx.apply(operator.gt, ...)`` of the derived count and a
+        # constant gives the source "len(xs) > n", and ``ctx.guard`` of a bool an "equals" guard on it. A loop
+        # takes thousands of items; the set keeps only the strongest "len(xs) > n is True" (GuardSet.lower_bound).
+        n = len(self.items)
+        more = len(self.sequence) > n
+        self.ctx.guards.lower_bound(self._count, n, more, self.ctx.loc())
+        if more:
+            self.items.append(self.item(n))
+        return more
 
     def item(self, n: int) -> Var:
         return self.ctx.wrap(self.sequence[n], ItemSource(self.source, n))

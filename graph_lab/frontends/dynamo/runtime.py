@@ -23,7 +23,9 @@ from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructio
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
 from .iterators import items_left
-from .segment import RecipeMaker, Segment, backend_runner, now, top_of_stack
+from ..tensor import Tensor
+from .segment import (EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, now,
+                      uses_top_of)
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -243,6 +245,8 @@ class CompiledFunction:
     def _dynamic_axes(self, source, array) -> tuple:
         if self.dynamic is True:
             return tuple(range(array.ndim))
+        if not self.dynamic_dims:
+            return ()
         return tuple(axis for s, axis in self.dynamic_dims if s == source)
 
     def _give_up(self, reasons: list[str]) -> None:
@@ -280,7 +284,8 @@ class CompiledFunction:
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
-        ctx = CaptureContext(self.fn.__globals__, None if self.dynamic is False else self._dynamic_axes)
+        static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
+        ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
         for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
             cells[name] = cell
@@ -291,34 +296,69 @@ class CompiledFunction:
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
         frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
                        for i, v in enumerate(inputs.stack)]
+        return self._interpret(ctx, frame, offset, stop)
+
+    def _interpret(self, ctx: CaptureContext, frame: Frame, offset: int, stop: "_Attempt | None") -> Segment:
+        """The capture loop: run the frame's instructions one by one until it returns, or up to the instruction
+        ``stop`` says to break at. Each step runs the instruction's handler as ``Frame.step`` would (inlined: the
+        loop runs thousands of steps) and logs what it did."""
         steps = 0
         log: list[tuple] = []
+        append = log.append
+        instructions, handlers, tops = frame.instructions, frame.handlers, uses_top_of(frame.code)
+        stop_at = stop.steps if stop is not None else -1
+        graph = ctx.graph
+        # The shape env that rules consult outside this capture. A step leaves it as it found it (``using``
+        # restores it), so comparing with it here is ``in_use() is ctx.shape_env`` without asking on every step.
+        outside = in_use()
         while True:
-            ins = frame.instructions[frame.ip]
-            if stop is not None and steps == stop.steps:
+            ip = frame.ip
+            ins = instructions[ip]
+            if steps == stop_at:
+                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
                 seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
-                seg.step_log = log + [(ins, "graph break: " + stop.reason)]
+                seg.step_log, seg.step_nodes = log + [(ins, "graph break: " + stop.reason)], nodes
                 return seg
-            n_nodes = len(ctx.graph.nodes)
+            n_nodes = len(graph.nodes)
+            frame.ip = ip + 1
             try:
-                if in_use() is ctx.shape_env:  # (usually both None: nothing to set for this step)
-                    result = frame.step()
+                if ctx.shape_env is outside:  # (usually both None: nothing to set for this step)
+                    result = handlers[ip](frame, ins)
                 else:
                     with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
-                        result = frame.step()
+                        result = handlers[ip](frame, ins)
             except (BreakGraph, Unsupported) as e:
                 if stop is not None:
                     raise
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
-            ctx.frame = frame
+            except Exception as e:  # as Frame.step: eager Python raises it too, so it runs for real, at a break
+                if stop is not None:
+                    raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
+                raise _Restart(_Attempt(steps, f"{type(e).__name__} raised while capturing: {e}", "")) from None
+            # (ctx.frame is this frame again: a call inlined by the step set it back when it returned)
             steps += 1
-            # What the step did, to be put in words only if someone asks (Segment.steps): the new nodes, if any,
-            # and what it left on top of the stack.
-            new_nodes = ctx.graph.nodes[n_nodes:] if len(ctx.graph.nodes) > n_nodes else ()
-            log.append((ins, new_nodes, top_of_stack(frame.stack)))
-            if isinstance(result, Return):
+            # What the step did, to be put in words only if someone asks (Segment.steps): where its nodes start
+            # in the graph, and what it left on top of the stack (``top_of_stack``, written out here: the same
+            # cases, the commonest first), where the words may depend on it.
+            if tops[ip]:
+                stack = frame.stack
+                if stack:
+                    top = stack[-1].value
+                    kind = type(top)
+                    if kind is Tensor:
+                        top = top._value.type  # (its ``type``)
+                    elif kind not in PLAIN_TOPS:
+                        top = top if isinstance(top, PLAIN_TOP_TYPES) else \
+                            top.type if isinstance(top, Tensor) else kind
+                else:
+                    top = EMPTY_STACK
+            else:
+                top = None
+            append((ins, n_nodes, top))
+            if result is not None and type(result) is Return:
+                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
                 seg = self._finish(ctx, frame, offset, "return", result=result.var)
-                seg.step_log = log
+                seg.step_log, seg.step_nodes = log, nodes
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
@@ -414,6 +454,7 @@ class CompiledFunction:
                 continue
             if isinstance(result, Return):
                 return result.var.value
+
 
 
 _PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)

@@ -23,7 +23,7 @@ from ...ir.types import TensorType
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
-from .frame import NULL, IterState, Var
+from .frame import NULL, IterState, Var, instructions_of
 from .guards import Guard
 from .iterators import LazyIter
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
@@ -59,16 +59,28 @@ class Segment:
     """The compiled guard function: check(FrameInputs) -> index of the first failing guard, or -1."""
     runner: Any = None
     step_log: list = field(default_factory=list)
-    """What capture did at each instruction: ``(instruction, new nodes, value on top of the stack)``, or
+    """What capture did at each instruction: ``(instruction, number of nodes of the graph before it, what
+    top_of_stack said after it)``, the last None where ``describe_step`` does not need it (``uses_top``); or
     ``(instruction, text)`` for the instruction at a break (see ``steps``)."""
+    step_nodes: list = field(default_factory=list)
+    """The graph's nodes as capture left them, dead code included: the nodes step i recorded are those from its
+    count to the next step's."""
 
     @property
     def steps(self) -> list[tuple]:
         """(offset, opname, argrepr, what capture did) for each instruction captured, put in words on first use
         (capture runs thousands of instructions; few segments are ever explained)."""
         if "_steps" not in self.__dict__:
-            self._steps = [(entry[0].offset, entry[0].opname, entry[0].argrepr,
-                            entry[1] if len(entry) == 2 else describe_step(*entry)) for entry in self.step_log]
+            log, nodes, steps = self.step_log, self.step_nodes, []
+            for i, entry in enumerate(log):
+                ins = entry[0]
+                if len(entry) == 2:
+                    what = entry[1]
+                else:
+                    end = log[i + 1][1] if i + 1 < len(log) and len(log[i + 1]) == 3 else len(nodes)
+                    what = describe_step(ins, nodes[entry[1]:end], entry[2])
+                steps.append((ins.offset, ins.opname, ins.argrepr, what))
+            self._steps = steps
         return self._steps
 
     def execute(self, inputs: FrameInputs):
@@ -175,9 +187,36 @@ def top_of_stack(stack: list):
     value = stack[-1].value
     if isinstance(value, Tensor):
         return value.type
-    if isinstance(value, (int, float, str, bool, type(None))):
+    if isinstance(value, PLAIN_TOP_TYPES):
         return value
     return type(value)
+
+
+PLAIN_TOP_TYPES = (int, float, str, bool, type(None))
+"""Values ``top_of_stack`` keeps as they are (small, and shown as they are)."""
+PLAIN_TOPS = frozenset(PLAIN_TOP_TYPES)
+
+
+_WORDED_BY_NAME = ("STORE", "RETURN_VALUE", "POP_JUMP", "JUMP", "FOR_ITER", "PRECALL", "RESUME", "NOP",
+                   "PUSH_NULL", "KW_NAMES")
+"""Prefixes of the opnames that ``describe_step`` puts in words without the top of the stack."""
+
+
+def uses_top(opname: str) -> bool:
+    """Whether ``describe_step`` may read what was on top of the stack after an instruction (capture only asks
+    ``top_of_stack`` where it does)."""
+    return not opname.startswith(_WORDED_BY_NAME)
+
+
+_uses_top_cache: dict[types.CodeType, list[bool]] = {}
+
+
+def uses_top_of(code: types.CodeType) -> list[bool]:
+    """``uses_top`` of each instruction of ``instructions_of(code)`` (made once per code object)."""
+    flags = _uses_top_cache.get(code)
+    if flags is None:
+        flags = _uses_top_cache[code] = [uses_top(ins.opname) for ins in instructions_of(code)]
+    return flags
 
 
 def describe_step(ins, new_nodes, top) -> str:

@@ -187,6 +187,15 @@ class DerivedSource(Source):
     def fetch(self, inputs):
         return self.fn(*[a.fetch(inputs) if isinstance(a, Source) else a.value for a in self.args])
 
+    def __hash__(self) -> int:
+        # The hash dataclass would compute (of the fields), computed once: a loop's count ``len(xs)`` is looked
+        # up in the guard set for every item the loop takes, and hashing it hashes its sources all the way down.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.fn, self.args, self.text))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def describe(self):
         parts = []
         for a in self.args:

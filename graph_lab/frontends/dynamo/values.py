@@ -20,6 +20,7 @@ from .frame import IterState
 
 SCALARS = (bool, int, float, complex, str)
 IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range, np.generic)
+TENSOR_OR_IMMUTABLE = (Tensor,) + IMMUTABLE
 CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type, types.MethodType, np.ufunc,
               types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType)
 DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
