@@ -12,13 +12,13 @@ import weakref
 
 import numpy as np
 
-from ..backends.interpret import execute
+from ..backends.interpret import execute, impl_attrs, region_runner
 from ..guards import to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
-from ..ops import Op
+from ..ops import REGISTRY, Op
 from .recorder import Recorder, gc_paused
 from .tensor import Tensor
 
@@ -89,30 +89,49 @@ class LazyRunner(Recorder):
         return [self._known[v] for v in wanted]
 
     def _run_pending(self, wanted: list[Value]) -> None:
-        order, frontier, structure, position = self._slice(wanted)
-        in_slice = {v for node in order for v in node.outputs}
+        # With the reference interpreter (``_execute`` not overridden), the slice's nodes are run as the slice
+        # finds them: the same implementations on the same arrays, in the same order, as ``execute`` would call
+        # them on the graph cut out of the slice, so the results are the same bit for bit. The graph (for the
+        # cache and ``executed``) is then only made on a cache miss, and from the slice's own nodes (``_move``)
+        # rather than from copies. If an op fails, everything is done again the general way, so that the error
+        # is the interpreter's own (it names the node of the graph) and the record is left as it was.
+        run = type(self)._execute is LazyRunner._execute
+        order, frontier, structure, position, env = self._slice(wanted, run)
+        if run and env is None:  # an op failed
+            order, frontier, structure, position, env = self._slice(wanted, False)
         live_values = [t._value for t in self._live_tensors()]
-        live = [v for v in live_values if v in in_slice and v not in wanted]
+        live = [v for v in live_values if position.get(v, -1) >= 0 and v not in wanted]
         # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
         # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
-        read_later = self._read_by_pending([v for v in live_values if v not in in_slice], in_slice)
+        read_later = self._read_by_pending([v for v in live_values if position.get(v, -1) < 0], position)
         outputs = list(dict.fromkeys(wanted + live + read_later))
         key = _structure_key(frontier, structure, position, outputs)
-        graph = self._cache.get(key)
-        if graph is None:
-            self.cache_misses += 1
-            # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
-            graph = Graph("lazy").copy_nodes(order, outputs, f"lazy{len(self.graphs)}",
-                                             cut={v: f"in{i}" for i, v in enumerate(frontier)})
-            self._cache[key] = graph
-        else:
+        cached = self._cache.get(key)
+        name = f"lazy{len(self.graphs)}"
+        moved = False
+        if cached is not None:
             self.cache_hits += 1
-        results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
+            graph, count = cached
+        else:
+            self.cache_misses += 1
+            if env is not None:  # already run: the slice's nodes can become the graph's
+                graph, moved = _move(order, frontier, outputs, name), True
+            else:
+                # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
+                graph = Graph("lazy").copy_nodes(order, outputs, name,
+                                                 cut={v: f"in{i}" for i, v in enumerate(frontier)})
+            count = graph.count()
+            self._cache[key] = graph, count
+        if env is not None:
+            results = [env[v] for v in outputs]
+        else:
+            results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
         for v, result in zip(outputs, results):
             self._known[v] = result
-        self.graphs.append(graph.count())
+        self.graphs.append(count)
         self.executed.append(graph)
-        self._forget(order)
+        if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
+            self._forget(order)
 
     @staticmethod
     def _forget(order: list[Node]) -> None:
@@ -130,28 +149,36 @@ class LazyRunner(Recorder):
         env = execute(graph, inputs)
         return [env[out] for out in graph.outputs]
 
-    def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value], list, dict]:
+    def _slice(self, wanted: list[Value], run: bool) -> tuple[list[Node], list[Value], list, dict, dict | None]:
         """Nodes still to run for ``wanted``, in a topological order, and the known values they read.
 
         As it goes it also describes the slice's structure for the cache key (``_structure_key``): each node as
-        (op, attributes, where each operand comes from), a position being ``("in", i)`` for the i-th known
-        value read and ``(n, i)`` for the i-th output of the n-th node."""
+        (op, attributes, where each operand comes from), a position being ``-1 - i`` for the i-th known value
+        read and ``n`` for the n-th value the slice's nodes make (ints, not tuples: no object per value).
+
+        With ``run``, each node is also run when it is placed (its operands are known or made by a node placed
+        before it) and the last item maps each value of the slice to its array; it is None when an op failed."""
         order: list[Node] = []
         frontier: list[Value] = []
-        position: dict[Value, tuple] = {}
+        position: dict[Value, int] = {}
         structure: list = []
         visited: set[int] = set()
         known = self._known
+        env: dict | None = {} if run else None
+        made = 0
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
                     # every operand has a position by now: known, or made by a node already in the order
-                    structure.append((node.op, _attrs_key(node.attrs), tuple([position[v] for v in node.inputs])))
-                    n = len(order)
-                    for i, v in enumerate(node.outputs):
-                        position[v] = (n, i)
+                    inputs = node.inputs
+                    structure.append((node.op, _attrs_key(node.attrs), *[position[v] for v in inputs]))
+                    if run and not _run_node(node, inputs, env):
+                        return order, frontier, structure, position, None
+                    for v in node.outputs:
+                        position[v] = made
+                        made += 1
                     order.append(node)
                     continue
                 if id(node) in visited:
@@ -159,16 +186,20 @@ class LazyRunner(Recorder):
                 visited.add(id(node))
                 stack.append((node, True))
                 for v in reversed(node.inputs):
+                    if v in position:
+                        continue
                     if v in known:
-                        if v not in position:
-                            position[v] = ("in", len(frontier))
-                            frontier.append(v)
+                        position[v] = -1 - len(frontier)
+                        frontier.append(v)
+                        if run:
+                            env[v] = known[v]
                     elif id(v.node) not in visited:
                         stack.append((v.node, False))
-        return order, frontier, structure, position
+        return order, frontier, structure, position, env
 
-    def _read_by_pending(self, roots: list[Value], in_slice: set[Value]) -> list[Value]:
-        """The values of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
+    def _read_by_pending(self, roots: list[Value], position: dict[Value, int]) -> list[Value]:
+        """The values of the slice (those ``position`` places at 0 or more) that the not-yet-run ancestors of
+        ``roots`` read."""
         found: list[Value] = []
         visited: set[int] = set()
         stack = [v.node for v in roots if v not in self._known]
@@ -178,7 +209,7 @@ class LazyRunner(Recorder):
                 continue
             visited.add(id(node))
             for v in node.inputs:
-                if v in in_slice:
+                if position.get(v, -1) >= 0:
                     found.append(v)
                 elif v not in self._known:
                     stack.append(v.node)
@@ -192,6 +223,57 @@ class LazyRunner(Recorder):
                 alive.append(t)
         self._live = [weakref.ref(t) for t in alive]
         return alive
+
+
+def _move(order: list[Node], frontier: list[Value], outputs: list[Value], name: str) -> Graph:
+    """The graph of a slice that has just run, made of the slice's own nodes rather than copies of them.
+
+    The record does not need these nodes any more (``LazyRunner._forget`` would cut them off), except the ones
+    making the values it keeps (``outputs``: they stay in the record, known, cut off from their inputs, as
+    ``_forget`` leaves them). So the graph takes every other node as it is, a copy of each of those, and an input
+    node for each known value read; the readers inside the graph are rewired to the copies and the inputs. The
+    result is the graph ``Graph.copy_nodes`` makes (the same nodes in the same order), without a copy per node.
+    """
+    graph = Graph(name)
+    replace: dict[Value, Value] = {}
+    for i, v in enumerate(frontier):
+        replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
+    kept = {id(v.node) for v in outputs}
+    copies: dict[int, Node] = {}
+    for node in order:
+        if id(node) in kept:
+            copy = copies[id(node)] = Node(node.op, node.inputs, node.attrs,
+                                           tuple([v.type for v in node.outputs]), node.loc)
+            node.inputs = ()
+            replace.update(zip(node.outputs, copy.outputs))
+    graph.nodes.extend([copies.get(id(node), node) for node in order])
+    # Rewire the graph's readers of replaced values (the record's own readers, pending nodes outside the
+    # slice, keep reading the record's values).
+    in_graph = {id(node) for node in graph.nodes}
+    readers = {id(u): u for v in replace for u in v.users if id(u) in in_graph}
+    for node in readers.values():
+        node.inputs = tuple([replace.get(v, v) for v in node.inputs])
+    graph.outputs = [replace[v] for v in outputs]
+    return graph
+
+
+def _run_node(node: Node, inputs: tuple, env: dict) -> bool:
+    """Run one node of a slice as ``execute`` runs it, its results into ``env``; False when the op raised."""
+    if node.op == Op.CONST:
+        env[node.outputs[0]] = node.attrs["value"]
+        return True
+    definition = REGISTRY[node.op]
+    attrs = impl_attrs(node, region_runner) if definition.regions else node.attrs
+    try:
+        result = definition.impl(*[env[v] for v in inputs], **attrs)
+    except Exception:
+        return False
+    if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
+        for v, r in zip(node.outputs, result):
+            env[v] = r
+    else:
+        env[node.outputs[0]] = result
+    return True
 
 
 def _structure_key(frontier: list[Value], structure: list, position: dict, outputs: list[Value]) -> tuple:
