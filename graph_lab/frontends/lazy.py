@@ -23,6 +23,10 @@ from .recorder import Recorder, gc_paused
 from .tensor import Tensor
 
 
+_PRUNE_MIN = 256
+"""How many tensor references the runner lets accumulate before dropping the dead ones (at least)."""
+
+
 class LazyRunner(Recorder):
     """Records lazily, executes on demand; ``graphs`` lists each executed graph's node count."""
 
@@ -41,6 +45,7 @@ class LazyRunner(Recorder):
         self._known: weakref.WeakKeyDictionary[Value, object] = weakref.WeakKeyDictionary()
         self._cache: dict[tuple, Graph] = {}
         self._live: list[weakref.ref] = []
+        self._prune_at = _PRUNE_MIN
         self._counter = 0
 
     def tensor(self, array) -> Tensor:
@@ -58,10 +63,15 @@ class LazyRunner(Recorder):
 
     def emit(self, op, operands, attrs):
         out = super().emit(op, operands, attrs)
-        if isinstance(out, tuple):
-            self._live.extend([weakref.ref(t) for t in out])
+        live = self._live
+        if type(out) is tuple:
+            live.extend([weakref.ref(t) for t in out])
         else:
-            self._live.append(weakref.ref(out))
+            live.append(weakref.ref(out))
+        if len(live) > self._prune_at:
+            # Most tensors die young (``x + np.tanh(x @ w)`` makes two that live for one line): dropping their
+            # references now and then keeps the list as short as the live tensors, not as long as the record.
+            self._live_tensors()
         return out
 
     def concretize(self, t: Tensor, kind: str):
@@ -173,7 +183,8 @@ class LazyRunner(Recorder):
                 if expanded:
                     # every operand has a position by now: known, or made by a node already in the order
                     inputs = node.inputs
-                    structure.append((node.op, _attrs_key(node.attrs), *[position[v] for v in inputs]))
+                    attrs = node.attrs
+                    structure.append((node.op, _attrs_key(attrs) if attrs else (), *[position[v] for v in inputs]))
                     if run and not _run_node(node, inputs, env):
                         return order, frontier, structure, position, None
                     for v in node.outputs:
@@ -188,7 +199,9 @@ class LazyRunner(Recorder):
                 for v in reversed(node.inputs):
                     if v in position:
                         continue
-                    if v in known:
+                    # (a known value's node never has inputs: an input node, or a node cut off after it ran;
+                    # a node that has some is pending, without asking the weak dictionary, which is slower)
+                    if not v.node.inputs and v in known:
                         position[v] = -1 - len(frontier)
                         frontier.append(v)
                         if run:
@@ -215,13 +228,16 @@ class LazyRunner(Recorder):
                     stack.append(v.node)
         return found
 
-    def _live_tensors(self):
-        alive = []
+    def _live_tensors(self) -> list[Tensor]:
+        """The tensors of this runner still alive (references to the dead ones are dropped)."""
+        alive, refs = [], []
         for ref in self._live:
             t = ref()
             if t is not None:
                 alive.append(t)
-        self._live = [weakref.ref(t) for t in alive]
+                refs.append(ref)
+        self._live = refs
+        self._prune_at = max(_PRUNE_MIN, 2 * len(refs))
         return alive
 
 

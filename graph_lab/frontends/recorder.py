@@ -63,8 +63,9 @@ class Recorder:
         if isinstance(value, np.ndarray):
             # A snapshot: the array may be written in place later (by the function or its caller), and the
             # graph must keep the value it had when the operation was recorded, as eager code would see it.
-            value = np.array(value, copy=True)
-            value.flags.writeable = False
+            # (``copy(order="K")`` is ``np.array(value, copy=True)`` for a plain ndarray, and quicker.)
+            value = value.copy(order="K") if type(value) is np.ndarray else np.array(value, copy=True)
+            value.setflags(write=False)
         node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
         self.add_node(node)
         return node.output
@@ -120,7 +121,9 @@ class Recorder:
         if self.shape_env is not None:
             self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
-        values = tuple([self.operand_value(x, loc) for x in operands])
+        # (the common operand, a fresh stand-in of this capture, without the call: what operand_value does)
+        values = tuple([x._value if type(x) is Tensor and x._rec is self and x._maybe_alias is None and
+                        x._version == x._storage.version else self.operand_value(x, loc) for x in operands])
         types = tuple([v.type for v in values])
         try:
             if self.shape_env is None and shape_env_in_use() is None:
@@ -132,6 +135,8 @@ class Recorder:
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)
+        if not definition.multi_output and not definition.view and op != Op.INDEX and op != Op.RESHAPE:
+            return Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None
         if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):

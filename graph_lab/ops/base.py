@@ -200,16 +200,19 @@ def infer_static(definition: "OpDef", types: tuple, attrs: dict) -> tuple:
     None, ops, or tuples of ints and None are keyed, each with its Python type (``True`` and ``1`` are equal
     keys in a dict, but not the same attribute); anything else (a float, an array, a region) is inferred anew.
     Errors are never remembered: a failing rule raises again each time."""
-    parts = [definition.op, types]
-    for k, v in attrs.items():
-        t = type(v)
-        if t is tuple:
-            if not all(type(x) is int or x is None for x in v):
+    if attrs:
+        parts = [definition.op, types]
+        for k, v in attrs.items():
+            t = type(v)
+            if t is tuple:
+                if not all(type(x) is int or x is None for x in v):
+                    return definition.infer(types, attrs)
+            elif t not in _MEMO_ATTR_TYPES:
                 return definition.infer(types, attrs)
-        elif t not in _MEMO_ATTR_TYPES:
-            return definition.infer(types, attrs)
-        parts.append((k, t, v))
-    key = tuple(parts)
+            parts.append((k, t, v))
+        key = tuple(parts)
+    else:  # (most ops of a network: add, tanh, matmul)
+        key = (definition.op, types)
     hit = _infer_memo.get(key)
     if hit is None:
         hit = tuple(definition.infer(types, attrs))
