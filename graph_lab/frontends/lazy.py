@@ -92,11 +92,12 @@ class LazyRunner(Recorder):
     # --- running the pending part of the record
 
     def _compute(self, wanted: list[Value]) -> list:
-        pending = [v for v in wanted if v not in self._known]
+        known = self._known
+        pending = [v for v in wanted if not _is_known(v, known)]
         if pending:
             with gc_paused():  # slicing and extracting make a graph's worth of objects that all live on
                 self._run_pending(pending)
-        return [self._known[v] for v in wanted]
+        return [known[v] for v in wanted]
 
     def _run_pending(self, wanted: list[Value]) -> None:
         # With the reference interpreter (``_execute`` not overridden), the slice's nodes are run as the slice
@@ -106,42 +107,43 @@ class LazyRunner(Recorder):
         # rather than from copies. If an op fails, everything is done again the general way, so that the error
         # is the interpreter's own (it names the node of the graph) and the record is left as it was.
         run = type(self)._execute is LazyRunner._execute
-        order, frontier, structure, position, env = self._slice(wanted, run)
-        if run and env is None:  # an op failed
-            order, frontier, structure, position, env = self._slice(wanted, False)
+        part = self._slice(wanted, run)
+        if run and part.env is None:  # an op failed
+            part = self._slice(wanted, False)
+        position = part.position
         live_values = [t._value for t in self._live_tensors()]
         live = [v for v in live_values if position.get(v, -1) >= 0 and v not in wanted]
         # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
         # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
         read_later = self._read_by_pending([v for v in live_values if position.get(v, -1) < 0], position)
         outputs = list(dict.fromkeys(wanted + live + read_later))
-        key = _structure_key(frontier, structure, position, outputs)
+        key = (tuple([v.type for v in part.frontier]), *part.structure, tuple([position[v] for v in outputs]))
         cached = self._cache.get(key)
-        name = f"lazy{len(self.graphs)}"
         moved = False
         if cached is not None:
             self.cache_hits += 1
             graph, count = cached
         else:
             self.cache_misses += 1
-            if env is not None:  # already run: the slice's nodes can become the graph's
-                graph, moved = _move(order, frontier, outputs, name), True
+            name = f"lazy{len(self.graphs)}"
+            if part.env is not None:  # already run: the slice's nodes can become the graph's
+                graph, moved = _move(part, outputs, name), True
             else:
                 # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
-                graph = Graph("lazy").copy_nodes(order, outputs, name,
-                                                 cut={v: f"in{i}" for i, v in enumerate(frontier)})
+                graph = Graph("lazy").copy_nodes(part.order, outputs, name,
+                                                 cut={v: f"in{i}" for i, v in enumerate(part.frontier)})
             count = graph.count()
             self._cache[key] = graph, count
-        if env is not None:
-            results = [env[v] for v in outputs]
+        if part.env is not None:
+            results = [part.env[v] for v in outputs]
         else:
-            results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
+            results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(part.frontier)})
         for v, result in zip(outputs, results):
             self._known[v] = result
         self.graphs.append(count)
         self.executed.append(graph)
         if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
-            self._forget(order)
+            self._forget(part.order)
 
     @staticmethod
     def _forget(order: list[Node]) -> None:
@@ -159,72 +161,83 @@ class LazyRunner(Recorder):
         env = execute(graph, inputs)
         return [env[out] for out in graph.outputs]
 
-    def _slice(self, wanted: list[Value], run: bool) -> tuple[list[Node], list[Value], list, dict, dict | None]:
-        """Nodes still to run for ``wanted``, in a topological order, and the known values they read.
+    def _slice(self, wanted: list[Value], run: bool) -> "_Slice":
+        """The nodes still to run for ``wanted``, in a topological order, and the known values they read.
 
-        As it goes it also describes the slice's structure for the cache key (``_structure_key``): each node as
-        (op, attributes, where each operand comes from), a position being ``-1 - i`` for the i-th known value
-        read and ``n`` for the n-th value the slice's nodes make (ints, not tuples: no object per value).
+        As it goes it also describes the slice's structure for the cache key: each node as (op, attributes, where
+        each operand comes from), a position being ``-1 - i`` for the i-th known value read and ``n`` for the
+        n-th value the slice's nodes make (ints, not tuples: no object per value).
 
         With ``run``, each node is also run when it is placed (its operands are known or made by a node placed
-        before it) and the last item maps each value of the slice to its array; it is None when an op failed."""
-        order: list[Node] = []
-        frontier: list[Value] = []
-        position: dict[Value, int] = {}
-        structure: list = []
-        visited: set[int] = set()
+        before it), as ``execute`` runs it, into ``env``; ``env`` is None when an op failed."""
+        part = _Slice()
+        order, frontier, structure, position, visited = part.order, part.frontier, [], {}, part.nodes
         known = self._known
         env: dict | None = {} if run else None
         made = 0
+        CONST = Op.CONST
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
                     # every operand has a position by now: known, or made by a node already in the order
-                    inputs = node.inputs
-                    attrs = node.attrs
-                    structure.append((node.op, _attrs_key(attrs) if attrs else (), *[position[v] for v in inputs]))
-                    if run and not _run_node(node, inputs, env):
-                        return order, frontier, structure, position, None
-                    for v in node.outputs:
+                    op, inputs, attrs, outputs = node.op, node.inputs, node.attrs, node.outputs
+                    structure.append((op, _attrs_key(attrs) if attrs else (), *[position[v] for v in inputs]))
+                    if run:  # what ``execute`` does for the node (a slice has no input or parameter nodes)
+                        if op == CONST:
+                            env[outputs[0]] = attrs["value"]
+                        else:
+                            definition = REGISTRY[op]
+                            if definition.regions:
+                                attrs = impl_attrs(node, region_runner)
+                            try:
+                                result = definition.impl(*[env[v] for v in inputs], **attrs)
+                            except Exception:
+                                return part  # (with ``env`` None)
+                            if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
+                                for v, r in zip(outputs, result):
+                                    env[v] = r
+                            else:
+                                env[outputs[0]] = result
+                    for v in outputs:
                         position[v] = made
                         made += 1
                     order.append(node)
                     continue
-                if id(node) in visited:
+                if node in visited:
                     continue
-                visited.add(id(node))
+                visited.add(node)
                 stack.append((node, True))
                 for v in reversed(node.inputs):
                     if v in position:
                         continue
-                    # (a known value's node never has inputs: an input node, or a node cut off after it ran;
-                    # a node that has some is pending, without asking the weak dictionary, which is slower)
-                    if not v.node.inputs and v in known:
+                    if _is_known(v, known):
                         position[v] = -1 - len(frontier)
                         frontier.append(v)
                         if run:
                             env[v] = known[v]
-                    elif id(v.node) not in visited:
+                    elif v.node not in visited:
                         stack.append((v.node, False))
-        return order, frontier, structure, position, env
+        part.structure, part.position, part.env = structure, position, env
+        return part
 
     def _read_by_pending(self, roots: list[Value], position: dict[Value, int]) -> list[Value]:
         """The values of the slice (those ``position`` places at 0 or more) that the not-yet-run ancestors of
         ``roots`` read."""
+        known = self._known
         found: list[Value] = []
-        visited: set[int] = set()
-        stack = [v.node for v in roots if v not in self._known]
+        visited: set[Node] = set()
+        stack = [v.node for v in roots if not _is_known(v, known)]
         while stack:
             node = stack.pop()
-            if id(node) in visited:
+            if node in visited:
                 continue
-            visited.add(id(node))
+            visited.add(node)
             for v in node.inputs:
                 if position.get(v, -1) >= 0:
                     found.append(v)
-                elif v not in self._known:
+                elif not _is_known(v, known):
                     stack.append(v.node)
         return found
 
@@ -241,7 +254,34 @@ class LazyRunner(Recorder):
         return alive
 
 
-def _move(order: list[Node], frontier: list[Value], outputs: list[Value], name: str) -> Graph:
+class _Slice:
+    """What ``LazyRunner._slice`` finds: the pending nodes a computation needs and how they connect."""
+
+    __slots__ = ("order", "nodes", "frontier", "structure", "position", "env")
+
+    def __init__(self):
+        self.order: list[Node] = []
+        """The nodes to run, in a topological order."""
+        self.nodes: set[Node] = set()
+        """The same nodes, as a set (nodes hash by identity)."""
+        self.frontier: list[Value] = []
+        """The known values they read, in the order first met."""
+        self.structure: list[tuple] = []
+        """One entry per node of ``order`` for the cache key: (op, attributes key, operand positions...)."""
+        self.position: dict[Value, int] = {}
+        """``-1 - i`` for the i-th value of ``frontier``; ``n`` for the n-th value the nodes make."""
+        self.env: dict | None = None
+        """When the nodes were run as they were found: each value's array (frontier values too)."""
+
+
+def _is_known(v: Value, known: weakref.WeakKeyDictionary) -> bool:
+    """Whether the runner holds the array of ``v``. A known value's node never has inputs (an input node, or a
+    node cut off after it ran), so a value whose node has some is pending, without asking the weak dictionary
+    (a Python-level lookup that makes a weak reference each time)."""
+    return not v.node.inputs and v in known
+
+
+def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
     """The graph of a slice that has just run, made of the slice's own nodes rather than copies of them.
 
     The record does not need these nodes any more (``LazyRunner._forget`` would cut them off), except the ones
@@ -252,50 +292,22 @@ def _move(order: list[Node], frontier: list[Value], outputs: list[Value], name: 
     """
     graph = Graph(name)
     replace: dict[Value, Value] = {}
-    for i, v in enumerate(frontier):
+    for i, v in enumerate(part.frontier):
         replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
-    kept = {id(v.node) for v in outputs}
-    copies: dict[int, Node] = {}
-    for node in order:
-        if id(node) in kept:
-            copy = copies[id(node)] = Node(node.op, node.inputs, node.attrs,
-                                           tuple([v.type for v in node.outputs]), node.loc)
-            node.inputs = ()
-            replace.update(zip(node.outputs, copy.outputs))
-    graph.nodes.extend([copies.get(id(node), node) for node in order])
-    # Rewire the graph's readers of replaced values (the record's own readers, pending nodes outside the
-    # slice, keep reading the record's values).
-    in_graph = {id(node) for node in graph.nodes}
-    readers = {id(u): u for v in replace for u in v.users if id(u) in in_graph}
-    for node in readers.values():
+    copies: dict[Node, Node] = {}
+    for node in dict.fromkeys([v.node for v in outputs]):
+        copy = copies[node] = Node(node.op, node.inputs, node.attrs, tuple([v.type for v in node.outputs]), node.loc)
+        node.inputs = ()  # (so it is no longer among the users of what it read)
+        replace.update(zip(node.outputs, copy.outputs))
+    graph.nodes.extend([copies.get(node, node) for node in part.order] if copies else part.order)
+    # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
+    # readers, pending nodes outside the slice, keep reading the record's values).
+    copied = set(copies.values())
+    readers = {u: None for v in replace for u in v.users if u in part.nodes or u in copied}
+    for node in readers:
         node.inputs = tuple([replace.get(v, v) for v in node.inputs])
     graph.outputs = [replace[v] for v in outputs]
     return graph
-
-
-def _run_node(node: Node, inputs: tuple, env: dict) -> bool:
-    """Run one node of a slice as ``execute`` runs it, its results into ``env``; False when the op raised."""
-    if node.op == Op.CONST:
-        env[node.outputs[0]] = node.attrs["value"]
-        return True
-    definition = REGISTRY[node.op]
-    attrs = impl_attrs(node, region_runner) if definition.regions else node.attrs
-    try:
-        result = definition.impl(*[env[v] for v in inputs], **attrs)
-    except Exception:
-        return False
-    if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
-        for v, r in zip(node.outputs, result):
-            env[v] = r
-    else:
-        env[node.outputs[0]] = result
-    return True
-
-
-def _structure_key(frontier: list[Value], structure: list, position: dict, outputs: list[Value]) -> tuple:
-    """A hashable description of the graph to run: input types, ops, attributes, wiring (from ``_slice``) and
-    which values it returns."""
-    return (tuple([v.type for v in frontier]), *structure, tuple([position[v] for v in outputs]))
 
 
 def _attrs_key(attrs: dict) -> tuple:

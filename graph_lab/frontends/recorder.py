@@ -20,12 +20,10 @@ from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
 from ..ops.indexing import is_basic
-from .tensor import Storage, Tensor, reshape_always_a_view
+from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
 
-
-TRACING_REGIONS: list = []
-"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
-pops them)."""
+_MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE})
+"""Ops that return a view of their first operand only sometimes (the others say so in ``OpDef.view``)."""
 
 
 class Recorder:
@@ -135,7 +133,7 @@ class Recorder:
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)
-        if not definition.multi_output and not definition.view and op != Op.INDEX and op != Op.RESHAPE:
+        if not definition.multi_output and not definition.view and op not in _MAYBE_VIEWS:
             return Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
         outs = [Tensor(self, v) for v in node.outputs]
         first = operands[0] if operands else None

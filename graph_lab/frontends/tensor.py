@@ -22,6 +22,10 @@ from .symbols import wrap
 
 _NOT_A_TENSOR = object()
 
+TRACING_REGIONS: list = []
+"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
+pops them; ``Recorder.innermost`` reads them)."""
+
 
 class Storage:
     """The memory a group of aliasing tensors share. ``version`` grows with every write into it."""
@@ -61,7 +65,8 @@ def call_op(op: Op, *args, **kwargs):
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
-    rec = rec.innermost()
+    if TRACING_REGIONS:  # (else every capture is its own innermost)
+        rec = rec.innermost()
     if rec.shape_env is not None:
         rec.shape_env.loc = rec.shape_env.here()  # a shape guard recorded while binding points at the user's line
     try:
