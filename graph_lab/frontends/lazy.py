@@ -62,7 +62,7 @@ class LazyRunner(Recorder):
         return t
 
     def emit(self, op, operands, attrs):
-        out = super().emit(op, operands, attrs)
+        out = Recorder.emit(self, op, operands, attrs)
         live = self._live
         if type(out) is tuple:
             live.extend([weakref.ref(t) for t in out])
