@@ -196,3 +196,29 @@ def test_fast_path_keeps_only_what_eager_code_keeps():
         alive.append(weakref.ref(lr.materialize(x)))
     gc.collect()
     assert sum(r() is not None for r in alive) <= 1
+
+
+@pytest.mark.parametrize("runner", [LazyRunner, GeneralLazy])
+def test_the_first_graph_is_found_again_once_keyed(runner):
+    """The first graph a runner makes is keyed only when a later lookup needs it: from the graph itself, which
+    must give the key its slice would have given."""
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((4, 8)), rng.standard_normal((8, 8))
+    lr = runner()
+    a = lr.tensor(x)
+
+    def step(a):
+        b = np.tanh(a @ w) + a  # the same structure each time: the weight is the same constant
+        kept = b * 2.0  # a live tensor: the graph has two outputs, one made by a copied node
+        return b, kept
+
+    b, kept = step(a)
+    first = lr.materialize(b)
+    c = lr.materialize(np.split(b, 2, axis=1)[0] - 1.0)  # another graph (a multi-output op)
+    b2, kept2 = step(lr.tensor(x))
+    again = lr.materialize(b2)
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(c, np.split(first, 2, axis=1)[0] - 1.0)
+    np.testing.assert_array_equal(lr.materialize(kept2), lr.materialize(kept))
+    assert (lr.cache_misses, lr.cache_hits) == (3, 2)
+    assert lr.executed[2] is lr.executed[0] and lr.executed[4] is lr.executed[3]

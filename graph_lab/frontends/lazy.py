@@ -43,7 +43,10 @@ class LazyRunner(Recorder):
         self.cache_misses = 0
         """Executions that had to build a new graph."""
         self._known: weakref.WeakKeyDictionary[Value, object] = weakref.WeakKeyDictionary()
-        self._cache: dict[tuple, Graph] = {}
+        self._cache: dict[tuple, tuple[Graph, int]] = {}
+        # The one graph made while the cache was empty, not keyed yet (a key is made only when there is something
+        # to look up: a runner that runs one graph never makes one); keyed from the graph itself when needed.
+        self._unkeyed: tuple[Graph, int] | None = None
         self._live: list[weakref.ref] = []
         self._prune_at = _PRUNE_MIN
         self._counter = 0
@@ -52,8 +55,8 @@ class LazyRunner(Recorder):
         """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
         arr = np.array(array, copy=True)
         self._counter += 1
-        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": TensorType.of(arr)}, (TensorType.of(arr),),
-                    user_location(1))
+        type_ = TensorType.of(arr)
+        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1))
         self._known[node.output] = arr
         return self._track(Tensor(self, node.output))
 
@@ -110,15 +113,14 @@ class LazyRunner(Recorder):
         part = self._slice(wanted, run)
         if run and part.env is None:  # an op failed
             part = self._slice(wanted, False)
-        position = part.position
+        in_slice = part.nodes
         live_values = [t._value for t in self._live_tensors()]
-        live = [v for v in live_values if position.get(v, -1) >= 0 and v not in wanted]
+        live = [v for v in live_values if v.node in in_slice and v not in wanted]
         # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
         # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
-        read_later = self._read_by_pending([v for v in live_values if position.get(v, -1) < 0], position)
+        read_later = self._read_by_pending([v for v in live_values if v.node not in in_slice], in_slice)
         outputs = list(dict.fromkeys(wanted + live + read_later))
-        key = (tuple([v.type for v in part.frontier]), *part.structure, tuple([position[v] for v in outputs]))
-        cached = self._cache.get(key)
+        key, cached = self._lookup(part, outputs)
         moved = False
         if cached is not None:
             self.cache_hits += 1
@@ -127,13 +129,16 @@ class LazyRunner(Recorder):
             self.cache_misses += 1
             name = f"lazy{len(self.graphs)}"
             if part.env is not None:  # already run: the slice's nodes can become the graph's
-                graph, moved = _move(part, outputs, name), True
+                graph, count, moved = _move(part, outputs, name), part.ops, True
             else:
                 # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
                 graph = Graph("lazy").copy_nodes(part.order, outputs, name,
                                                  cut={v: f"in{i}" for i, v in enumerate(part.frontier)})
-            count = graph.count()
-            self._cache[key] = graph, count
+                count = graph.count()
+            if key is None:
+                self._unkeyed = graph, count
+            else:
+                self._cache[key] = graph, count
         if part.env is not None:
             results = [part.env[v] for v in outputs]
         else:
@@ -144,6 +149,19 @@ class LazyRunner(Recorder):
         self.executed.append(graph)
         if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
             self._forget(part.order)
+
+    def _lookup(self, part: "_Slice", outputs: list[Value]) -> tuple[tuple | None, tuple[Graph, int] | None]:
+        """The slice's key and the (graph, count) the cache holds for it; (None, None) when the cache is empty
+        (nothing to look up: no key is made)."""
+        if self._unkeyed is not None:
+            graph, count = self._unkeyed
+            inputs = [node.outputs[0] for node in graph.nodes if node.op == Op.INPUT]  # (they come first)
+            self._cache[_key(inputs, graph.nodes[len(inputs):], graph.outputs)] = graph, count
+            self._unkeyed = None
+        if not self._cache:
+            return None, None
+        key = _key(part.frontier, part.order, outputs)
+        return key, self._cache.get(key)
 
     @staticmethod
     def _forget(order: list[Node]) -> None:
@@ -164,35 +182,30 @@ class LazyRunner(Recorder):
     def _slice(self, wanted: list[Value], run: bool) -> "_Slice":
         """The nodes still to run for ``wanted``, in a topological order, and the known values they read.
 
-        As it goes it also describes the slice's structure for the cache key: each node as (op, attributes, where
-        each operand comes from), a position being ``-1 - i`` for the i-th known value read and ``n`` for the
-        n-th value the slice's nodes make (ints, not tuples: no object per value).
-
         With ``run``, each node is also run when it is placed (its operands are known or made by a node placed
         before it), as ``execute`` runs it, into ``env``; ``env`` is None when an op failed."""
         part = _Slice()
-        order, frontier, structure, position, visited = part.order, part.frontier, [], {}, part.nodes
+        order, frontier, visited = part.order, part.frontier, part.nodes
         known = self._known
-        env: dict | None = {} if run else None
-        made = 0
+        env: dict = {}  # (with ``run``: each value's array, frontier values too; else: each frontier value)
+        ops = 0
         CONST = Op.CONST
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
-                    # every operand has a position by now: known, or made by a node already in the order
-                    op, inputs, attrs, outputs = node.op, node.inputs, node.attrs, node.outputs
-                    structure.append((op, _attrs_key(attrs) if attrs else (), *[position[v] for v in inputs]))
+                    # every operand is known or made by a node already in the order
                     if run:  # what ``execute`` does for the node (a slice has no input or parameter nodes)
+                        op, outputs = node.op, node.outputs
                         if op == CONST:
-                            env[outputs[0]] = attrs["value"]
+                            env[outputs[0]] = node.attrs["value"]
                         else:
+                            ops += 1
                             definition = REGISTRY[op]
-                            if definition.regions:
-                                attrs = impl_attrs(node, region_runner)
+                            attrs = impl_attrs(node, region_runner) if definition.regions else node.attrs
                             try:
-                                result = definition.impl(*[env[v] for v in inputs], **attrs)
+                                result = definition.impl(*[env[v] for v in node.inputs], **attrs)
                             except Exception:
                                 return part  # (with ``env`` None)
                             if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
@@ -200,9 +213,6 @@ class LazyRunner(Recorder):
                                     env[v] = r
                             else:
                                 env[outputs[0]] = result
-                    for v in outputs:
-                        position[v] = made
-                        made += 1
                     order.append(node)
                     continue
                 if node in visited:
@@ -210,21 +220,20 @@ class LazyRunner(Recorder):
                 visited.add(node)
                 stack.append((node, True))
                 for v in reversed(node.inputs):
-                    if v in position:
+                    producer = v.node
+                    if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
                         continue
                     if _is_known(v, known):
-                        position[v] = -1 - len(frontier)
                         frontier.append(v)
-                        if run:
-                            env[v] = known[v]
-                    elif v.node not in visited:
-                        stack.append((v.node, False))
-        part.structure, part.position, part.env = structure, position, env
+                        env[v] = known[v]
+                    else:
+                        stack.append((producer, False))
+        if run:
+            part.env, part.ops = env, ops
         return part
 
-    def _read_by_pending(self, roots: list[Value], position: dict[Value, int]) -> list[Value]:
-        """The values of the slice (those ``position`` places at 0 or more) that the not-yet-run ancestors of
-        ``roots`` read."""
+    def _read_by_pending(self, roots: list[Value], in_slice: set[Node]) -> list[Value]:
+        """The values made by nodes of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
         known = self._known
         found: list[Value] = []
         visited: set[Node] = set()
@@ -235,7 +244,7 @@ class LazyRunner(Recorder):
                 continue
             visited.add(node)
             for v in node.inputs:
-                if position.get(v, -1) >= 0:
+                if v.node in in_slice:
                     found.append(v)
                 elif not _is_known(v, known):
                     stack.append(v.node)
@@ -257,7 +266,7 @@ class LazyRunner(Recorder):
 class _Slice:
     """What ``LazyRunner._slice`` finds: the pending nodes a computation needs and how they connect."""
 
-    __slots__ = ("order", "nodes", "frontier", "structure", "position", "env")
+    __slots__ = ("order", "nodes", "frontier", "env", "ops")
 
     def __init__(self):
         self.order: list[Node] = []
@@ -266,12 +275,10 @@ class _Slice:
         """The same nodes, as a set (nodes hash by identity)."""
         self.frontier: list[Value] = []
         """The known values they read, in the order first met."""
-        self.structure: list[tuple] = []
-        """One entry per node of ``order`` for the cache key: (op, attributes key, operand positions...)."""
-        self.position: dict[Value, int] = {}
-        """``-1 - i`` for the i-th value of ``frontier``; ``n`` for the n-th value the nodes make."""
         self.env: dict | None = None
         """When the nodes were run as they were found: each value's array (frontier values too)."""
+        self.ops = 0
+        """When they were run: how many are operations (not constants), as ``Graph.count`` counts."""
 
 
 def _is_known(v: Value, known: weakref.WeakKeyDictionary) -> bool:
@@ -308,6 +315,23 @@ def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
         node.inputs = tuple([replace.get(v, v) for v in node.inputs])
     graph.outputs = [replace[v] for v in outputs]
     return graph
+
+
+def _key(frontier: list[Value], order: list[Node], outputs: list[Value]) -> tuple:
+    """A hashable description of the graph computing ``outputs`` with the nodes ``order`` from the known values
+    ``frontier``: their types, each node as (op, attributes, where each operand comes from: ``-1 - i`` for the
+    i-th known value, ``n`` for the n-th value the nodes make), and where each output comes from. A slice and
+    the graph made of it (``_move``, ``Graph.copy_nodes``) have the same key."""
+    position = {v: -1 - i for i, v in enumerate(frontier)}
+    structure = []
+    made = 0
+    for node in order:
+        attrs = node.attrs
+        structure.append((node.op, _attrs_key(attrs) if attrs else (), *[position[v] for v in node.inputs]))
+        for v in node.outputs:
+            position[v] = made
+            made += 1
+    return (tuple([v.type for v in frontier]), *structure, tuple([position[v] for v in outputs]))
 
 
 def _attrs_key(attrs: dict) -> tuple:
