@@ -47,8 +47,8 @@ class LazyRunner(Recorder):
         # The one graph made while the cache was empty, not keyed yet (a key is made only when there is something
         # to look up: a runner that runs one graph never makes one); keyed from the graph itself when needed.
         self._unkeyed: tuple[Graph, int] | None = None
-        self._live: list[weakref.ref] = []
-        self._prune_at = _PRUNE_MIN
+        self.tensor_refs = []  # (``emit`` adds each stand-in it makes; ``tensor`` too)
+        self.tensor_refs_limit = _PRUNE_MIN
         self._counter = 0
 
     def tensor(self, array) -> Tensor:
@@ -58,24 +58,14 @@ class LazyRunner(Recorder):
         type_ = TensorType.of(arr)
         node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1))
         self._known[node.output] = arr
-        return self._track(Tensor(self, node.output))
-
-    def _track(self, t: Tensor) -> Tensor:
-        self._live.append(weakref.ref(t))
+        t = Tensor(self, node.output)
+        self.tensor_refs.append(weakref.ref(t))
         return t
 
-    def emit(self, op, operands, attrs):
-        out = Recorder.emit(self, op, operands, attrs)
-        live = self._live
-        if type(out) is tuple:
-            live.extend([weakref.ref(t) for t in out])
-        else:
-            live.append(weakref.ref(out))
-        if len(live) > self._prune_at:
-            # Most tensors die young (``x + np.tanh(x @ w)`` makes two that live for one line): dropping their
-            # references now and then keeps the list as short as the live tensors, not as long as the record.
-            self._live_tensors()
-        return out
+    def prune_tensor_refs(self) -> None:
+        # Most tensors die young (``x + np.tanh(x @ w)`` makes two that live for one line): dropping their
+        # references now and then keeps the list as short as the live tensors, not as long as the record.
+        self._live_tensors()
 
     def concretize(self, t: Tensor, kind: str):
         t._check_fresh()
@@ -253,13 +243,13 @@ class LazyRunner(Recorder):
     def _live_tensors(self) -> list[Tensor]:
         """The tensors of this runner still alive (references to the dead ones are dropped)."""
         alive, refs = [], []
-        for ref in self._live:
+        for ref in self.tensor_refs:
             t = ref()
             if t is not None:
                 alive.append(t)
                 refs.append(ref)
-        self._live = refs
-        self._prune_at = max(_PRUNE_MIN, 2 * len(refs))
+        self.tensor_refs = refs
+        self.tensor_refs_limit = max(_PRUNE_MIN, 2 * len(refs))
         return alive
 
 

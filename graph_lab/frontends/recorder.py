@@ -8,6 +8,7 @@ nodes go and what happens when a concrete value is needed (``concretize``).
 from __future__ import annotations
 
 import gc
+import weakref
 
 import numpy as np
 
@@ -39,6 +40,14 @@ class Recorder:
     depth = 0
     """How deeply nested the capture is: 0 for a whole function, 1 + its parent's for a region of a control-flow
     node (``frontends/control.py``), so an op mixing both records into the innermost."""
+    tensor_refs: list[weakref.ref] | None = None
+    """When a list (the lazy runner's), ``emit`` appends a weak reference to each stand-in it makes: the runner
+    finds the ones still alive there. Once it is longer than ``tensor_refs_limit``, ``prune_tensor_refs`` is
+    called to drop the dead ones."""
+    tensor_refs_limit = 0
+
+    def prune_tensor_refs(self) -> None:
+        """Drop the references of ``tensor_refs`` to stand-ins that died (and set a new ``tensor_refs_limit``)."""
 
     def add_node(self, node: Node) -> None:
         """Store a freshly made node (a trace appends it to its graph)."""
@@ -134,19 +143,30 @@ class Recorder:
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)
         if not definition.multi_output and not definition.view and op not in _MAYBE_VIEWS:
-            return Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
-        outs = [Tensor(self, v) for v in node.outputs]
-        first = operands[0] if operands else None
-        if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
-            if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
-                # A view or a copy, depending on memory layout, which a stand-in does not know.
-                outs[0]._maybe_alias = (first._storage, first._storage.version)
-            elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
-                outs[0]._storage = first._storage
-                outs[0]._version = first._version
-                outs[0]._view = (first, op, attrs)
-                outs[0]._maybe_alias = first._maybe_alias
-        return tuple(outs) if definition.multi_output else outs[0]
+            out = Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
+            outs = None
+        else:
+            outs = [Tensor(self, v) for v in node.outputs]
+            first = operands[0] if operands else None
+            if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
+                if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
+                    # A view or a copy, depending on memory layout, which a stand-in does not know.
+                    outs[0]._maybe_alias = (first._storage, first._storage.version)
+                elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
+                    outs[0]._storage = first._storage
+                    outs[0]._version = first._version
+                    outs[0]._view = (first, op, attrs)
+                    outs[0]._maybe_alias = first._maybe_alias
+            out = tuple(outs) if definition.multi_output else outs[0]
+        refs = self.tensor_refs
+        if refs is not None:
+            if outs is None:
+                refs.append(weakref.ref(out))
+            else:
+                refs.extend([weakref.ref(t) for t in outs])
+            if len(refs) > self.tensor_refs_limit:
+                self.prune_tensor_refs()
+        return out
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
         loc = loc or self.location()
