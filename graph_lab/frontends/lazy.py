@@ -53,7 +53,8 @@ class LazyRunner(Recorder):
 
     def tensor(self, array) -> Tensor:
         """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
-        arr = np.array(array, copy=True)
+        # (``copy(order="K")`` is ``np.array(array, copy=True)`` for a plain ndarray, and quicker)
+        arr = array.copy(order="K") if type(array) is np.ndarray else np.array(array, copy=True)
         self._counter += 1
         type_ = TensorType.of(arr)
         node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1))
@@ -103,14 +104,22 @@ class LazyRunner(Recorder):
         part = self._slice(wanted, run)
         if run and part.env is None:  # an op failed
             part = self._slice(wanted, False)
-        in_slice = part.nodes
-        live_values = [t._value for t in self._live_tensors()]
-        live = [v for v in live_values if v.node in in_slice and v not in wanted]
-        # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
-        # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
-        read_later = self._read_by_pending([v for v in live_values if v.node not in in_slice], in_slice)
-        outputs = list(dict.fromkeys(wanted + live + read_later))
-        key, cached = self._lookup(part, outputs)
+        # The values to keep: those wanted, those of the slice a live tensor holds, and those of the slice that
+        # pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the matmul's result has no live
+        # tensor, but g needs it), so that they are never recomputed.
+        in_slice, known = part.nodes, self._known
+        keep = dict.fromkeys(wanted)
+        pending_live = []
+        for t in self._live_tensors():
+            v = t._value
+            if v.node in in_slice:
+                keep[v] = None
+            elif not _is_known(v, known):
+                pending_live.append(v)
+        if pending_live:
+            keep.update(dict.fromkeys(self._read_by_pending(pending_live, in_slice)))
+        outputs = list(keep)
+        key, cached = self._lookup(part, outputs) if self._cache or self._unkeyed else (None, None)
         moved = False
         if cached is not None:
             self.cache_hits += 1
@@ -141,15 +150,13 @@ class LazyRunner(Recorder):
             self._forget(part.order)
 
     def _lookup(self, part: "_Slice", outputs: list[Value]) -> tuple[tuple | None, tuple[Graph, int] | None]:
-        """The slice's key and the (graph, count) the cache holds for it; (None, None) when the cache is empty
-        (nothing to look up: no key is made)."""
+        """The slice's key and the (graph, count) the cache holds for it (None on a miss). The graph not keyed
+        yet (``_unkeyed``) is keyed first, from its own nodes."""
         if self._unkeyed is not None:
             graph, count = self._unkeyed
             inputs = [node.outputs[0] for node in graph.nodes if node.op == Op.INPUT]  # (they come first)
             self._cache[_key(inputs, graph.nodes[len(inputs):], graph.outputs)] = graph, count
             self._unkeyed = None
-        if not self._cache:
-            return None, None
         key = _key(part.frontier, part.order, outputs)
         return key, self._cache.get(key)
 
@@ -186,8 +193,10 @@ class LazyRunner(Recorder):
                 node, expanded = stack.pop()
                 if expanded:
                     # every operand is known or made by a node already in the order
-                    if run:  # what ``execute`` does for the node (a slice has no input or parameter nodes)
+                    if run:  # what ``execute`` does for the node
                         op, outputs = node.op, node.outputs
+                        # (a slice's only source nodes are constants: inputs are known, and a lazy runner makes
+                        # no parameters or size nodes)
                         if op == CONST:
                             env[outputs[0]] = node.attrs["value"]
                         else:
@@ -223,11 +232,11 @@ class LazyRunner(Recorder):
         return part
 
     def _read_by_pending(self, roots: list[Value], in_slice: set[Node]) -> list[Value]:
-        """The values made by nodes of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
+        """The values made by nodes of ``in_slice`` that the pending ``roots`` and their pending ancestors read."""
         known = self._known
         found: list[Value] = []
         visited: set[Node] = set()
-        stack = [v.node for v in roots if not _is_known(v, known)]
+        stack = [v.node for v in roots]
         while stack:
             node = stack.pop()
             if node in visited:
@@ -296,7 +305,9 @@ def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
         copy = copies[node] = Node(node.op, node.inputs, node.attrs, tuple([v.type for v in node.outputs]), node.loc)
         node.inputs = ()  # (so it is no longer among the users of what it read)
         replace.update(zip(node.outputs, copy.outputs))
-    graph.nodes.extend([copies.get(node, node) for node in part.order] if copies else part.order)
+    graph.nodes.extend(part.order)
+    for node, copy in copies.items():
+        graph.nodes[graph.nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
     # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
     # readers, pending nodes outside the slice, keep reading the record's values).
     copied = set(copies.values())
