@@ -12,15 +12,19 @@ import weakref
 
 import numpy as np
 
-from ..backends.interpret import execute
+from ..backends.interpret import execute, impl_attrs, region_runner
 from ..guards import to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
-from ..ops import Op
+from ..ops import REGISTRY, Op
 from .recorder import Recorder, gc_paused
 from .tensor import Tensor
+
+
+_PRUNE_MIN = 256
+"""How many tensor references the runner lets accumulate before dropping the dead ones (at least)."""
 
 
 class LazyRunner(Recorder):
@@ -39,30 +43,30 @@ class LazyRunner(Recorder):
         self.cache_misses = 0
         """Executions that had to build a new graph."""
         self._known: weakref.WeakKeyDictionary[Value, object] = weakref.WeakKeyDictionary()
-        self._cache: dict[tuple, Graph] = {}
-        self._live: list[weakref.ref] = []
+        self._cache: dict[tuple, tuple[Graph, int]] = {}
+        # The one graph made while the cache was empty, not keyed yet (a key is made only when there is something
+        # to look up: a runner that runs one graph never makes one); keyed from the graph itself when needed.
+        self._unkeyed: tuple[Graph, int] | None = None
+        self.tensor_refs = []  # (``emit`` adds each stand-in it makes; ``tensor`` too)
+        self.tensor_refs_limit = _PRUNE_MIN
         self._counter = 0
 
     def tensor(self, array) -> Tensor:
         """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
-        arr = np.array(array, copy=True)
+        # (``copy(order="K")`` is ``np.array(array, copy=True)`` for a plain ndarray, and quicker)
+        arr = array.copy(order="K") if type(array) is np.ndarray else np.array(array, copy=True)
         self._counter += 1
-        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": TensorType.of(arr)}, (TensorType.of(arr),),
-                    user_location(1))
+        type_ = TensorType.of(arr)
+        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1))
         self._known[node.output] = arr
-        return self._track(Tensor(self, node.output))
-
-    def _track(self, t: Tensor) -> Tensor:
-        self._live.append(weakref.ref(t))
+        t = Tensor(self, node.output)
+        self.tensor_refs.append(weakref.ref(t))
         return t
 
-    def emit(self, op, operands, attrs):
-        out = super().emit(op, operands, attrs)
-        if isinstance(out, tuple):
-            self._live.extend([weakref.ref(t) for t in out])
-        else:
-            self._live.append(weakref.ref(out))
-        return out
+    def prune_tensor_refs(self) -> None:
+        # Most tensors die young (``x + np.tanh(x @ w)`` makes two that live for one line): dropping their
+        # references now and then keeps the list as short as the live tensors, not as long as the record.
+        self._live_tensors()
 
     def concretize(self, t: Tensor, kind: str):
         t._check_fresh()
@@ -82,37 +86,79 @@ class LazyRunner(Recorder):
     # --- running the pending part of the record
 
     def _compute(self, wanted: list[Value]) -> list:
-        pending = [v for v in wanted if v not in self._known]
+        known = self._known
+        pending = [v for v in wanted if not _is_known(v, known)]
         if pending:
             with gc_paused():  # slicing and extracting make a graph's worth of objects that all live on
                 self._run_pending(pending)
-        return [self._known[v] for v in wanted]
+        return [known[v] for v in wanted]
 
     def _run_pending(self, wanted: list[Value]) -> None:
-        order, frontier, structure, position = self._slice(wanted)
-        in_slice = {v for node in order for v in node.outputs}
-        live_values = [t._value for t in self._live_tensors()]
-        live = [v for v in live_values if v in in_slice and v not in wanted]
-        # Values of this slice that pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the
-        # matmul's result has no live tensor, but g needs it) are kept too, so they are never recomputed.
-        read_later = self._read_by_pending([v for v in live_values if v not in in_slice], in_slice)
-        outputs = list(dict.fromkeys(wanted + live + read_later))
-        key = _structure_key(frontier, structure, position, outputs)
-        graph = self._cache.get(key)
-        if graph is None:
-            self.cache_misses += 1
-            # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
-            graph = Graph("lazy").copy_nodes(order, outputs, f"lazy{len(self.graphs)}",
-                                             cut={v: f"in{i}" for i, v in enumerate(frontier)})
-            self._cache[key] = graph
-        else:
+        # With the reference interpreter (``_execute`` not overridden), the slice's nodes are run as the slice
+        # finds them: the same implementations on the same arrays, in the same order, as ``execute`` would call
+        # them on the graph cut out of the slice, so the results are the same bit for bit. The graph (for the
+        # cache and ``executed``) is then only made on a cache miss, and from the slice's own nodes (``_move``)
+        # rather than from copies. If an op fails, everything is done again the general way, so that the error
+        # is the interpreter's own (it names the node of the graph) and the record is left as it was.
+        run = type(self)._execute is LazyRunner._execute
+        part = self._slice(wanted, run)
+        if run and part.env is None:  # an op failed
+            part = self._slice(wanted, False)
+        # The values to keep: those wanted, those of the slice a live tensor holds, and those of the slice that
+        # pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the matmul's result has no live
+        # tensor, but g needs it), so that they are never recomputed.
+        in_slice, known = part.nodes, self._known
+        keep = dict.fromkeys(wanted)
+        pending_live = []
+        for t in self._live_tensors():
+            v = t._value
+            if v.node in in_slice:
+                keep[v] = None
+            elif not _is_known(v, known):
+                pending_live.append(v)
+        if pending_live:
+            keep.update(dict.fromkeys(self._read_by_pending(pending_live, in_slice)))
+        outputs = list(keep)
+        key, cached = self._lookup(part, outputs) if self._cache or self._unkeyed else (None, None)
+        moved = False
+        if cached is not None:
             self.cache_hits += 1
-        results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(frontier)})
+            graph, count = cached
+        else:
+            self.cache_misses += 1
+            name = f"lazy{len(self.graphs)}"
+            if part.env is not None:  # already run: the slice's nodes can become the graph's
+                graph, count, moved = _move(part, outputs, name), part.ops, True
+            else:
+                # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
+                graph = Graph("lazy").copy_nodes(part.order, outputs, name,
+                                                 cut={v: f"in{i}" for i, v in enumerate(part.frontier)})
+                count = graph.count()
+            if key is None:
+                self._unkeyed = graph, count
+            else:
+                self._cache[key] = graph, count
+        if part.env is not None:
+            results = [part.env[v] for v in outputs]
+        else:
+            results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(part.frontier)})
         for v, result in zip(outputs, results):
             self._known[v] = result
-        self.graphs.append(graph.count())
+        self.graphs.append(count)
         self.executed.append(graph)
-        self._forget(order)
+        if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
+            self._forget(part.order)
+
+    def _lookup(self, part: "_Slice", outputs: list[Value]) -> tuple[tuple | None, tuple[Graph, int] | None]:
+        """The slice's key and the (graph, count) the cache holds for it (None on a miss). The graph not keyed
+        yet (``_unkeyed``) is keyed first, from its own nodes."""
+        if self._unkeyed is not None:
+            graph, count = self._unkeyed
+            inputs = [node.outputs[0] for node in graph.nodes if node.op == Op.INPUT]  # (they come first)
+            self._cache[_key(inputs, graph.nodes[len(inputs):], graph.outputs)] = graph, count
+            self._unkeyed = None
+        key = _key(part.frontier, part.order, outputs)
+        return key, self._cache.get(key)
 
     @staticmethod
     def _forget(order: list[Node]) -> None:
@@ -130,73 +176,162 @@ class LazyRunner(Recorder):
         env = execute(graph, inputs)
         return [env[out] for out in graph.outputs]
 
-    def _slice(self, wanted: list[Value]) -> tuple[list[Node], list[Value], list, dict]:
-        """Nodes still to run for ``wanted``, in a topological order, and the known values they read.
+    def _slice(self, wanted: list[Value], run: bool) -> "_Slice":
+        """The nodes still to run for ``wanted``, in a topological order, and the known values they read.
 
-        As it goes it also describes the slice's structure for the cache key (``_structure_key``): each node as
-        (op, attributes, where each operand comes from), a position being ``("in", i)`` for the i-th known
-        value read and ``(n, i)`` for the i-th output of the n-th node."""
-        order: list[Node] = []
-        frontier: list[Value] = []
-        position: dict[Value, tuple] = {}
-        structure: list = []
-        visited: set[int] = set()
+        With ``run``, each node is also run when it is placed (its operands are known or made by a node placed
+        before it), as ``execute`` runs it, into ``env``; ``env`` is None when an op failed."""
+        part = _Slice()
+        order, frontier, visited = part.order, part.frontier, part.nodes
         known = self._known
+        env: dict = {}  # (with ``run``: each value's array, frontier values too; else: each frontier value)
+        ops = 0
+        CONST = Op.CONST
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
-                    # every operand has a position by now: known, or made by a node already in the order
-                    structure.append((node.op, _attrs_key(node.attrs), tuple([position[v] for v in node.inputs])))
-                    n = len(order)
-                    for i, v in enumerate(node.outputs):
-                        position[v] = (n, i)
+                    # every operand is known or made by a node already in the order
+                    if run:  # what ``execute`` does for the node
+                        op, outputs = node.op, node.outputs
+                        # (a slice's only source nodes are constants: inputs are known, and a lazy runner makes
+                        # no parameters or size nodes)
+                        if op == CONST:
+                            env[outputs[0]] = node.attrs["value"]
+                        else:
+                            ops += 1
+                            definition = REGISTRY[op]
+                            attrs = impl_attrs(node, region_runner) if definition.regions else node.attrs
+                            try:
+                                result = definition.impl(*[env[v] for v in node.inputs], **attrs)
+                            except Exception:
+                                return part  # (with ``env`` None)
+                            if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
+                                for v, r in zip(outputs, result):
+                                    env[v] = r
+                            else:
+                                env[outputs[0]] = result
                     order.append(node)
                     continue
-                if id(node) in visited:
+                if node in visited:
                     continue
-                visited.add(id(node))
+                visited.add(node)
                 stack.append((node, True))
                 for v in reversed(node.inputs):
-                    if v in known:
-                        if v not in position:
-                            position[v] = ("in", len(frontier))
-                            frontier.append(v)
-                    elif id(v.node) not in visited:
-                        stack.append((v.node, False))
-        return order, frontier, structure, position
+                    producer = v.node
+                    if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
+                        continue
+                    if _is_known(v, known):
+                        frontier.append(v)
+                        env[v] = known[v]
+                    else:
+                        stack.append((producer, False))
+        if run:
+            part.env, part.ops = env, ops
+        return part
 
-    def _read_by_pending(self, roots: list[Value], in_slice: set[Value]) -> list[Value]:
-        """The values of ``in_slice`` that the not-yet-run ancestors of ``roots`` read."""
+    def _read_by_pending(self, roots: list[Value], in_slice: set[Node]) -> list[Value]:
+        """The values made by nodes of ``in_slice`` that the pending ``roots`` and their pending ancestors read."""
+        known = self._known
         found: list[Value] = []
-        visited: set[int] = set()
-        stack = [v.node for v in roots if v not in self._known]
+        visited: set[Node] = set()
+        stack = [v.node for v in roots]
         while stack:
             node = stack.pop()
-            if id(node) in visited:
+            if node in visited:
                 continue
-            visited.add(id(node))
+            visited.add(node)
             for v in node.inputs:
-                if v in in_slice:
+                if v.node in in_slice:
                     found.append(v)
-                elif v not in self._known:
+                elif not _is_known(v, known):
                     stack.append(v.node)
         return found
 
-    def _live_tensors(self):
-        alive = []
-        for ref in self._live:
+    def _live_tensors(self) -> list[Tensor]:
+        """The tensors of this runner still alive (references to the dead ones are dropped)."""
+        alive, refs = [], []
+        for ref in self.tensor_refs:
             t = ref()
             if t is not None:
                 alive.append(t)
-        self._live = [weakref.ref(t) for t in alive]
+                refs.append(ref)
+        self.tensor_refs = refs
+        self.tensor_refs_limit = max(_PRUNE_MIN, 2 * len(refs))
         return alive
 
 
-def _structure_key(frontier: list[Value], structure: list, position: dict, outputs: list[Value]) -> tuple:
-    """A hashable description of the graph to run: input types, ops, attributes, wiring (from ``_slice``) and
-    which values it returns."""
+class _Slice:
+    """What ``LazyRunner._slice`` finds: the pending nodes a computation needs and how they connect."""
+
+    __slots__ = ("order", "nodes", "frontier", "env", "ops")
+
+    def __init__(self):
+        self.order: list[Node] = []
+        """The nodes to run, in a topological order."""
+        self.nodes: set[Node] = set()
+        """The same nodes, as a set (nodes hash by identity)."""
+        self.frontier: list[Value] = []
+        """The known values they read, in the order first met."""
+        self.env: dict | None = None
+        """When the nodes were run as they were found: each value's array (frontier values too)."""
+        self.ops = 0
+        """When they were run: how many are operations (not constants), as ``Graph.count`` counts."""
+
+
+def _is_known(v: Value, known: weakref.WeakKeyDictionary) -> bool:
+    """Whether the runner holds the array of ``v``. A known value's node never has inputs (an input node, or a
+    node cut off after it ran), so a value whose node has some is pending, without asking the weak dictionary
+    (a Python-level lookup that makes a weak reference each time)."""
+    return not v.node.inputs and v in known
+
+
+def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
+    """The graph of a slice that has just run, made of the slice's own nodes rather than copies of them.
+
+    The record does not need these nodes any more (``LazyRunner._forget`` would cut them off), except the ones
+    making the values it keeps (``outputs``: they stay in the record, known, cut off from their inputs, as
+    ``_forget`` leaves them). So the graph takes every other node as it is, a copy of each of those, and an input
+    node for each known value read; the readers inside the graph are rewired to the copies and the inputs. The
+    result is the graph ``Graph.copy_nodes`` makes (the same nodes in the same order), without a copy per node.
+    """
+    graph = Graph(name)
+    replace: dict[Value, Value] = {}
+    for i, v in enumerate(part.frontier):
+        replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
+    copies: dict[Node, Node] = {}
+    for node in dict.fromkeys([v.node for v in outputs]):
+        copy = copies[node] = Node(node.op, node.inputs, node.attrs, tuple([v.type for v in node.outputs]), node.loc)
+        node.inputs = ()  # (so it is no longer among the users of what it read)
+        replace.update(zip(node.outputs, copy.outputs))
+    graph.nodes.extend(part.order)
+    for node, copy in copies.items():
+        graph.nodes[graph.nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
+    # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
+    # readers, pending nodes outside the slice, keep reading the record's values).
+    copied = set(copies.values())
+    readers = {u: None for v in replace for u in v.users if u in part.nodes or u in copied}
+    for node in readers:
+        node.inputs = tuple([replace.get(v, v) for v in node.inputs])
+    graph.outputs = [replace[v] for v in outputs]
+    return graph
+
+
+def _key(frontier: list[Value], order: list[Node], outputs: list[Value]) -> tuple:
+    """A hashable description of the graph computing ``outputs`` with the nodes ``order`` from the known values
+    ``frontier``: their types, each node as (op, attributes, where each operand comes from: ``-1 - i`` for the
+    i-th known value, ``n`` for the n-th value the nodes make), and where each output comes from. A slice and
+    the graph made of it (``_move``, ``Graph.copy_nodes``) have the same key."""
+    position = {v: -1 - i for i, v in enumerate(frontier)}
+    structure = []
+    made = 0
+    for node in order:
+        attrs = node.attrs
+        structure.append((node.op, _attrs_key(attrs) if attrs else (), *[position[v] for v in node.inputs]))
+        for v in node.outputs:
+            position[v] = made
+            made += 1
     return (tuple([v.type for v in frontier]), *structure, tuple([position[v] for v in outputs]))
 
 

@@ -8,6 +8,7 @@ nodes go and what happens when a concrete value is needed (``concretize``).
 from __future__ import annotations
 
 import gc
+import weakref
 
 import numpy as np
 
@@ -20,12 +21,10 @@ from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
 from ..ops.indexing import is_basic
-from .tensor import Storage, Tensor, reshape_always_a_view
+from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
 
-
-TRACING_REGIONS: list = []
-"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
-pops them)."""
+_MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE})
+"""Ops that return a view of their first operand only sometimes (the others say so in ``OpDef.view``)."""
 
 
 class Recorder:
@@ -41,6 +40,14 @@ class Recorder:
     depth = 0
     """How deeply nested the capture is: 0 for a whole function, 1 + its parent's for a region of a control-flow
     node (``frontends/control.py``), so an op mixing both records into the innermost."""
+    tensor_refs: list[weakref.ref] | None = None
+    """When a list (the lazy runner's), ``emit`` appends a weak reference to each stand-in it makes: the runner
+    finds the ones still alive there. Once it is longer than ``tensor_refs_limit``, ``prune_tensor_refs`` is
+    called to drop the dead ones."""
+    tensor_refs_limit = 0
+
+    def prune_tensor_refs(self) -> None:
+        """Drop the references of ``tensor_refs`` to stand-ins that died (and set a new ``tensor_refs_limit``)."""
 
     def add_node(self, node: Node) -> None:
         """Store a freshly made node (a trace appends it to its graph)."""
@@ -63,8 +70,9 @@ class Recorder:
         if isinstance(value, np.ndarray):
             # A snapshot: the array may be written in place later (by the function or its caller), and the
             # graph must keep the value it had when the operation was recorded, as eager code would see it.
-            value = np.array(value, copy=True)
-            value.flags.writeable = False
+            # (``copy(order="K")`` is ``np.array(value, copy=True)`` for a plain ndarray, and quicker.)
+            value = value.copy(order="K") if type(value) is np.ndarray else np.array(value, copy=True)
+            value.setflags(write=False)
         node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
         self.add_node(node)
         return node.output
@@ -120,7 +128,9 @@ class Recorder:
         if self.shape_env is not None:
             self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
-        values = tuple([self.operand_value(x, loc) for x in operands])
+        # (the common operand, a fresh stand-in of this capture, without the call: what operand_value does)
+        values = tuple([x._value if type(x) is Tensor and x._rec is self and x._maybe_alias is None and
+                        x._version == x._storage.version else self.operand_value(x, loc) for x in operands])
         types = tuple([v.type for v in values])
         try:
             if self.shape_env is None and shape_env_in_use() is None:
@@ -132,18 +142,31 @@ class Recorder:
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)
-        outs = [Tensor(self, v) for v in node.outputs]
-        first = operands[0] if operands else None
-        if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
-            if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
-                # A view or a copy, depending on memory layout, which a stand-in does not know.
-                outs[0]._maybe_alias = (first._storage, first._storage.version)
-            elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
-                outs[0]._storage = first._storage
-                outs[0]._version = first._version
-                outs[0]._view = (first, op, attrs)
-                outs[0]._maybe_alias = first._maybe_alias
-        return tuple(outs) if definition.multi_output else outs[0]
+        if not definition.multi_output and not definition.view and op not in _MAYBE_VIEWS:
+            out = Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
+            outs = None
+        else:
+            outs = [Tensor(self, v) for v in node.outputs]
+            first = operands[0] if operands else None
+            if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
+                if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
+                    # A view or a copy, depending on memory layout, which a stand-in does not know.
+                    outs[0]._maybe_alias = (first._storage, first._storage.version)
+                elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
+                    outs[0]._storage = first._storage
+                    outs[0]._version = first._version
+                    outs[0]._view = (first, op, attrs)
+                    outs[0]._maybe_alias = first._maybe_alias
+            out = tuple(outs) if definition.multi_output else outs[0]
+        refs = self.tensor_refs
+        if refs is not None:
+            if outs is None:
+                refs.append(weakref.ref(out))
+            else:
+                refs.extend([weakref.ref(t) for t in outs])
+            if len(refs) > self.tensor_refs_limit:
+                self.prune_tensor_refs()
+        return out
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
         loc = loc or self.location()

@@ -22,6 +22,10 @@ from .symbols import wrap
 
 _NOT_A_TENSOR = object()
 
+TRACING_REGIONS: list = []
+"""The regions of control-flow nodes being traced right now, innermost last (``frontends/control.py`` pushes and
+pops them; ``Recorder.innermost`` reads them)."""
+
 
 class Storage:
     """The memory a group of aliasing tensors share. ``version`` grows with every write into it."""
@@ -33,31 +37,36 @@ class Storage:
         self.is_input = is_input  # e.g. "input 'x'" or "parameter p['W']": writes into it are refused
 
 
-def _find_recorder(args):
+def _find_recorder(args, found=None):
     """The capture of the stand-ins among ``args`` (one level into lists and tuples): the innermost one when a
-    region's stand-ins meet those of the capture around it (``acc + x * i`` in a loop body reading ``x``)."""
-    found = None
+    region's stand-ins meet those of the capture around it (``acc + x * i`` in a loop body reading ``x``).
+    ``found``: the one found so far among other arguments."""
     for a in args:
-        for b in (a if isinstance(a, (list, tuple)) else (a,)):
-            if isinstance(b, Tensor):
-                rec = b._rec
-            elif isinstance(b, SymbolicValue) and b.env.recorder is not None and b is a:
-                rec = b.env.recorder
-            else:
-                continue
-            if found is None or rec.depth > found.depth:
-                found = rec
+        if isinstance(a, Tensor):
+            rec = a._rec
+        elif isinstance(a, (list, tuple)):
+            found = _find_recorder([b for b in a if isinstance(b, Tensor)], found)  # (no symbolic size inside)
+            continue
+        elif isinstance(a, SymbolicValue) and a.env.recorder is not None:
+            rec = a.env.recorder
+        else:
+            continue
+        if found is None or rec.depth > found.depth:
+            found = rec
     return found
 
 
 def call_op(op: Op, *args, **kwargs):
     """Apply ``op`` to ``args``: recorded if any operand is a stand-in tensor, else run eagerly with NumPy."""
     definition = REGISTRY[op]
-    rec = _find_recorder((*args, *kwargs.values()))
+    rec = _find_recorder(args)
+    if kwargs:
+        rec = _find_recorder(kwargs.values(), rec)
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
-    rec = rec.innermost()
+    if TRACING_REGIONS:  # (else every capture is its own innermost)
+        rec = rec.innermost()
     if rec.shape_env is not None:
         rec.shape_env.loc = rec.shape_env.here()  # a shape guard recorded while binding points at the user's line
     try:

@@ -58,8 +58,10 @@ class Node:
         self.outputs = ((Value(out_types[0], self, 0),) if len(out_types) == 1 else
                         tuple([Value(t, self, i) for i, t in enumerate(out_types)]))
         """The values this node defines."""
-        self._inputs: tuple[Value, ...] = inputs if type(inputs) is tuple else tuple(inputs)
-        for v in self._inputs:  # (what the ``inputs`` setter does, for a node that had none)
+        if type(inputs) is not tuple:
+            inputs = tuple(inputs)
+        self._inputs: tuple[Value, ...] = inputs
+        for v in inputs:  # (what the ``inputs`` setter does, for a node that had none)
             v.users.append(self)
 
     @property

@@ -188,6 +188,7 @@ def opdef(op: Op | str) -> OpDef:
 
 _MEMO_ATTR_TYPES = frozenset({int, bool, str, type(None), Op})
 _infer_memo: dict[tuple, tuple] = {}
+_infer_by_identity: dict[tuple, tuple] = {}
 _INFER_MEMO_SIZE = 4096
 
 
@@ -199,23 +200,40 @@ def infer_static(definition: "OpDef", types: tuple, attrs: dict) -> tuple:
     operand types and the attributes, so its answer can be kept. Only attributes that are ints, bools, strings,
     None, ops, or tuples of ints and None are keyed, each with its Python type (``True`` and ``1`` are equal
     keys in a dict, but not the same attribute); anything else (a float, an array, a region) is inferred anew.
-    Errors are never remembered: a failing rule raises again each time."""
-    parts = [definition.op, types]
-    for k, v in attrs.items():
-        t = type(v)
-        if t is tuple:
-            if not all(type(x) is int or x is None for x in v):
+    Errors are never remembered: a failing rule raises again each time.
+
+    Without attributes (most ops of a network: add, tanh, matmul) the types are first looked up by identity: the
+    same type objects come back again and again (``TensorType.of`` keeps one per dtype and shape, and the answers
+    remembered here are the types of the next operands), and an identity key needs no Python-level hash or
+    comparison of a type. Each entry holds its types, so their ids cannot be reused while it exists."""
+    if not attrs:
+        id_key = (definition.op, *map(id, types))
+        entry = _infer_by_identity.get(id_key)
+        if entry is not None:
+            return entry[1]
+    if attrs:
+        parts = [definition.op, types]
+        for k, v in attrs.items():
+            t = type(v)
+            if t is tuple:
+                if not all(type(x) is int or x is None for x in v):
+                    return definition.infer(types, attrs)
+            elif t not in _MEMO_ATTR_TYPES:
                 return definition.infer(types, attrs)
-        elif t not in _MEMO_ATTR_TYPES:
-            return definition.infer(types, attrs)
-        parts.append((k, t, v))
-    key = tuple(parts)
+            parts.append((k, t, v))
+        key = tuple(parts)
+    else:
+        key = (definition.op, types)
     hit = _infer_memo.get(key)
     if hit is None:
         hit = tuple(definition.infer(types, attrs))
         if len(_infer_memo) >= _INFER_MEMO_SIZE:
             _infer_memo.clear()
         _infer_memo[key] = hit
+    if not attrs:
+        if len(_infer_by_identity) >= _INFER_MEMO_SIZE:
+            _infer_by_identity.clear()
+        _infer_by_identity[id_key] = types, hit
     return hit
 
 
