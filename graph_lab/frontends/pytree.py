@@ -8,34 +8,35 @@ from typing import Any, Callable
 def flatten(tree: Any, prefix: str = "") -> tuple[list[tuple[str, Any]], Any]:
     """``(leaves, treedef)``: each leaf with its path (``p['W1']``, ``p['layers'][0]``), and the structure."""
     leaves: list[tuple[str, Any]] = []
+    return leaves, _walk(tree, prefix, leaves)
 
-    def walk(node, path):
-        if isinstance(node, dict):
-            return ("dict", tuple(node.keys()), tuple(walk(v, f"{path}[{k!r}]") for k, v in node.items()))
-        if isinstance(node, (list, tuple)):
-            kind = "list" if isinstance(node, list) else "tuple"
-            return (kind, None, tuple(walk(v, f"{path}[{i}]") for i, v in enumerate(node)))
-        leaves.append((path, node))
-        return ("leaf", None, ())
 
-    treedef = walk(tree, prefix)
-    return leaves, treedef
+# The walks are module-level functions, not closures calling themselves: such a closure refers to itself through its
+# cell, a reference cycle that keeps every leaf (a lazy tensor, an array) alive until the cyclic GC runs, and a
+# lazy tensor still alive becomes an output of the graph the LazyRunner cuts.
+def _walk(node, path: str, leaves: list):
+    if isinstance(node, dict):
+        return ("dict", tuple(node.keys()), tuple(_walk(v, f"{path}[{k!r}]", leaves) for k, v in node.items()))
+    if isinstance(node, (list, tuple)):
+        kind = "list" if isinstance(node, list) else "tuple"
+        return (kind, None, tuple(_walk(v, f"{path}[{i}]", leaves) for i, v in enumerate(node)))
+    leaves.append((path, node))
+    return ("leaf", None, ())
 
 
 def unflatten(treedef: Any, leaves: list) -> Any:
     """Inverse of :func:`flatten` (leaves without their paths)."""
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(node):
-        kind, keys, children = node
-        if kind == "leaf":
-            return next(it)
-        built = [build(c) for c in children]
-        if kind == "dict":
-            return dict(zip(keys, built))
-        return built if kind == "list" else tuple(built)
 
-    return build(treedef)
+def _build(node, it):
+    kind, keys, children = node
+    if kind == "leaf":
+        return next(it)
+    built = [_build(c, it) for c in children]
+    if kind == "dict":
+        return dict(zip(keys, built))
+    return built if kind == "list" else tuple(built)
 
 
 def tree_map(fn: Callable[[str, Any], Any], tree: Any, prefix: str = "") -> Any:
