@@ -199,7 +199,7 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
     def statement(node, ctx):
         g = in_kernel.get(id(node))
         if g is None:
-            return with_out(node, ctx)
+            return with_out(node, ctx) if with_out is not None else None
         if node is not g.nodes[-1]:
             return "", ""
         outs = ", ".join(ctx.var(v) for v in g.outputs(graph))

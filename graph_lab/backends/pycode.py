@@ -34,7 +34,6 @@ from __future__ import annotations
 import keyword
 import math
 import types
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -52,22 +51,41 @@ _SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _COMMENT_CHARS = _SAFE_CHARS - {"\n"}
 
 
-@dataclass(frozen=True)
 class PyCode:
     """Generated source and what it needs to run."""
 
-    source: str
-    """The text of ``def forward(inputs, params, consts): ...``."""
-    consts: tuple
-    """Values the source reads as ``consts[i]`` instead of spelling them out."""
-    impls: dict[str, Callable]
-    """The op implementations the source calls, by their names in it (``impl_gelu``)."""
-    input_names: list[str]
-    """Graph input names in the order of ``inputs``."""
-    param_names: list[str]
-    """Parameter names in the order of ``params``."""
-    line_nodes: dict[int, Any]
-    """Which node each source line computes (for error messages)."""
+    def __init__(self, text: str, consts: tuple, impls: dict[str, Callable], input_names: list[str],
+                 param_names: list[str], body: list[tuple[str, str | None, Any]], source: str | None = None):
+        self.text = text
+        """What is compiled: ``source`` without its comments, line for line (so a line number of a traceback
+        is the same line of both)."""
+        self.consts = consts
+        """Values the source reads as ``consts[i]`` instead of spelling them out."""
+        self.impls = impls
+        """The op implementations the source calls, by their names in it (``impl_gelu``)."""
+        self.input_names = input_names
+        """Graph input names in the order of ``inputs``."""
+        self.param_names = param_names
+        """Parameter names in the order of ``params``."""
+        self._body = body  # (code, comment or None for the node's types, node or None) per line after the def
+        self._source = source
+        self._line_nodes: dict[int, Any] | None = None
+
+    @property
+    def source(self) -> str:
+        """The text of ``def forward(inputs, params, consts): ...``, each line with its comment (the types it
+        defines, or what the backend did to it). Written when first asked for: compiling needs only ``text``,
+        and the comments of a long graph cost as much to write as its code."""
+        if self._source is None:
+            self._source = _with_comments(self._body, self.text.rsplit("\n", 2)[-2])
+        return self._source
+
+    @property
+    def line_nodes(self) -> dict[int, Any]:
+        """Which node each source line computes (for error messages)."""
+        if self._line_nodes is None:
+            self._line_nodes = {i: node for i, (_, _, node) in enumerate(self._body, start=2)}
+        return self._line_nodes
 
 
 class _Context:
@@ -82,6 +100,15 @@ class _Context:
         self.sources = symbol_sources(graph)
         """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
         self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
+        self._numpy_names: dict = {}
+
+    def numpy_function(self, op) -> str | None:
+        """``_numpy_function`` of the op, asked once per op while this graph is written."""
+        try:
+            return self._numpy_names[op]
+        except KeyError:
+            name = self._numpy_names[op] = _numpy_function(opdef(op))
+            return name
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"
@@ -168,10 +195,11 @@ def _numpy_function(definition: OpDef) -> str | None:
 
 
 def _emit_numpy(node, ctx: _Context) -> str:
-    name = _numpy_function(opdef(node.op))
+    name = ctx.numpy_function(node.op)
     if name is None or node.attrs:
         return _emit_impl(node, ctx)
-    return f"{name}({', '.join(ctx.args(node))})"
+    numbering = ctx.numbering
+    return f"{name}({', '.join([f'v{numbering[v]}' for v in node.inputs])})"
 
 
 def _emit_input(node, ctx: _Context) -> str:
@@ -245,7 +273,10 @@ FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
 
 
 def _emitter(node) -> Callable[[Any, _Context], str]:
-    definition = opdef(node.op)
+    return _emitter_of(opdef(node.op))
+
+
+def _emitter_of(definition: OpDef) -> Callable[[Any, _Context], str]:
     return OP_EMITTERS.get(definition.op) or FAMILY_EMITTERS.get(definition.family) or _emit_impl
 
 
@@ -259,33 +290,61 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
 
     ``statement(node, ctx)``, when given, may write a node differently: it returns ``(code, comment)`` for the
     node's line (``("", "")`` leaves the node out), or None for the usual line. The code backends use it to
-    add ``out=`` buffers and calls of fused kernels; everything else is written here, once."""
+    add ``out=`` buffers and calls of fused kernels; everything else is written here, once.
+
+    One walk over the nodes writes the code of each line; the type comments are written only when ``source`` is
+    read (see ``PyCode``). The emitter of each op is looked up once per call (not per node): the tables may be
+    edited between calls, never during one."""
     ctx = _Context(graph)
-    body: list[tuple[str, str, Any]] = []
+    numbering = ctx.numbering
+    per_op: dict[Any, tuple[Callable, bool]] = {}  # op -> (emitter, multi_output)
+    body: list[tuple[str, str | None, Any]] = [
+        (f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
+         _safe_comment(name), None) for name, source in ctx.sources.items()]
     for node in graph.nodes:
-        custom = statement(node, ctx) if statement is not None else None
-        if custom is not None:
-            if custom[0]:
-                body.append((custom[0], _safe_comment(custom[1]), node))
-            continue
-        names = [ctx.var(v) for v in node.outputs]
-        lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
-        comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
-        body.append((f"{lhs} = {_emitter(node)(node, ctx)}", comment, node))
-    sizes = [(f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
-              _safe_comment(name), None) for name, source in ctx.sources.items()]
-    body = sizes + body
+        if statement is not None:
+            custom = statement(node, ctx)
+            if custom is not None:
+                if custom[0]:
+                    body.append((custom[0], _safe_comment(custom[1]), node))
+                continue
+        op = node.op
+        known = per_op.get(op)
+        if known is None:
+            definition = opdef(op)
+            known = per_op[op] = (_emitter_of(definition), definition.multi_output)
+        emit, multi_output = known
+        outputs = node.outputs
+        if len(outputs) == 1:
+            lhs = f"(v{numbering[outputs[0]]},)" if multi_output else f"v{numbering[outputs[0]]}"
+        else:
+            lhs = ", ".join([f"v{numbering[v]}" for v in outputs])
+        body.append((f"{lhs} = {emit(node, ctx)}", None, node))
+    lines = ["def forward(inputs, params, consts):"]
+    lines += ["    " + code for code, _, _ in body]
+    lines.append(f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]")
+    text = "\n".join(lines) + "\n"
+    # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
+    # type comments written later hold only dtype names, digits, commas and brackets, except for symbolic
+    # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
+    source = _with_comments(body, lines[-1]) if ctx.sources else None
+    _check_source(source if source is not None else
+                  text + "".join([comment for _, comment, _ in body if comment is not None]))
+    return PyCode(text, tuple(ctx.consts), ctx.impls, list(graph.input_names),
+                  [n.attrs["name"] for n in graph.param_nodes], body, source)
+
+
+def _with_comments(body: list[tuple[str, str | None, Any]], return_line: str) -> str:
+    """The viewable source: each line of ``body`` with its comment (the node's output types when None), the
+    comments lined up at the column after the longest code shorter than ``COMMENT_COLUMN``."""
     width = max([len(code) for code, _, _ in body if len(code) < COMMENT_COLUMN] + [0])
     lines = ["def forward(inputs, params, consts):"]
-    line_nodes = {}
     for code, comment, node in body:
-        line_nodes[len(lines) + 1] = node
+        if comment is None:
+            comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
         lines.append(f"    {code.ljust(width)}  # {comment}")
-    lines.append(f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]")
-    source = "\n".join(lines) + "\n"
-    _check_source(source)
-    return PyCode(source, tuple(ctx.consts), ctx.impls, list(graph.input_names),
-                  [n.attrs["name"] for n in graph.param_nodes], line_nodes)
+    lines.append(return_line)
+    return "\n".join(lines) + "\n"
 
 
 def _input_position(graph, name: str) -> int:
@@ -337,7 +396,7 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
 
 def _compile(code: PyCode) -> Callable:
     namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls}
-    exec(compile(code.source, FILENAME, "exec"), namespace)
+    exec(compile(code.text, FILENAME, "exec"), namespace)
     return namespace["forward"]
 
 

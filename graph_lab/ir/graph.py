@@ -148,11 +148,13 @@ class Graph:
 
     @property
     def input_nodes(self) -> list[Node]:
-        return [n for n in self.nodes if n.op == Op.INPUT]
+        op = Op.INPUT  # (read once: reading an enum member costs as much as a node's test)
+        return [n for n in self.nodes if n.op == op]
 
     @property
     def param_nodes(self) -> list[Node]:
-        return [n for n in self.nodes if n.op == Op.PARAM]
+        op = Op.PARAM
+        return [n for n in self.nodes if n.op == op]
 
     @property
     def input_names(self) -> list[str]:

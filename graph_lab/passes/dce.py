@@ -12,7 +12,14 @@ from ..ops import Op, opdef
 
 
 def dce(graph: Graph) -> list[str]:
-    impure = [v for n in graph.nodes if not opdef(n.op).pure for v in n.outputs]  # kept even when unread
+    pure: dict = {}  # op -> OpDef.pure, asked once per op
+    impure = []  # kept even when unread
+    for n in graph.nodes:
+        is_pure = pure.get(n.op)
+        if is_pure is None:
+            is_pure = pure[n.op] = opdef(n.op).pure
+        if not is_pure:
+            impure.extend(n.outputs)
     live = graph.needed_by(list(graph.outputs) + impure)
     dead = [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]
     if not dead:

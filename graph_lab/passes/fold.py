@@ -30,12 +30,18 @@ TYPE_ONLY_OPS = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
 """Ops whose result depends on their operand's type only, not its values."""
 
 
+_CONST = Op.CONST  # (an enum member read once: reading it costs as much as a node's test)
+
+
 def _foldable(node: Node) -> bool:
     if node.op in SOURCE_OPS or not opdef(node.op).pure or not node.inputs:
         return False
     if node.op in TYPE_ONLY_OPS:
         return True
-    return all(v.node.op == Op.CONST for v in node.inputs)
+    for v in node.inputs:
+        if v.node.op != _CONST:
+            return False
+    return True
 
 
 def _evaluate(node: Node):

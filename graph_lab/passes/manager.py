@@ -100,11 +100,14 @@ def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verif
     names = pipeline_passes(pipeline)
     work = copy_graph(graph)
     reports = []
+    count = work.count()
     for name in names:
-        before = work.count()
+        before = count
         start = time.perf_counter()
         changes = PASSES[name](work)
-        report = PassReport(name, before, work.count(), changes, time.perf_counter() - start)
+        if changes:  # (a pass that reports no change changed nothing: the count stands)
+            count = work.count()
+        report = PassReport(name, before, count, changes, time.perf_counter() - start)
         if verify:
             work.verify()
         reports.append(report)
@@ -125,11 +128,17 @@ def copy_graph(graph: Graph) -> Graph:
     """An independent copy: new nodes and values, the same attributes, inputs, parameters and guards."""
     new = Graph(graph.name)
     mapping = {}
+    nodes = new.nodes
     for node in graph.nodes:
-        copy = Node(node.op, (mapping[v] for v in node.inputs), dict(node.attrs), (v.type for v in node.outputs),
-                    node.loc)
-        new.nodes.append(copy)
-        mapping.update(zip(node.outputs, copy.outputs))
+        outputs = node.outputs
+        # (tuples made here, as Node takes them without another copy; one output is the common case)
+        copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), dict(node.attrs),
+                    (outputs[0].type,) if len(outputs) == 1 else tuple([v.type for v in outputs]), node.loc)
+        nodes.append(copy)
+        if len(outputs) == 1:
+            mapping[outputs[0]] = copy.outputs[0]
+        else:
+            mapping.update(zip(outputs, copy.outputs))
     new.outputs = [mapping[v] for v in graph.outputs]
     new.out_tree = graph.out_tree
     new.param_values = dict(graph.param_values)

@@ -28,9 +28,12 @@ class Rule(NamedTuple):
     """The value to use instead of the node's output, or None when the rule does not apply."""
 
 
+_CONST = Op.CONST  # (an enum member read once: reading it costs as much as the test, asked for most nodes)
+
+
 def is_const(v: Value, number: float, *, negative_zero: bool | None = None) -> bool:
     """``v`` is a constant whose every element equals ``number`` (and, if asked, has that sign of zero)."""
-    if v.node.op != Op.CONST:
+    if v.node.op != _CONST:
         return False
     value = np.asarray(v.node.attrs["value"])
     if value.dtype.kind not in "iufb" or value.size == 0 or not np.all(value == number):
@@ -77,9 +80,9 @@ RULES: list[Rule] = [
          lambda n, g: first(n) if is_const(second(n), 0, negative_zero=True) else None),
     Rule(Op.ADD, "(-0.0) + x -> x", lambda n, g: second(n) if is_const(first(n), 0, negative_zero=True) else None),
     Rule(Op.ADD, "x + 0 -> x (integer x)",  # integers have one zero
-         lambda n, g: first(n) if is_integer(first(n)) and is_const(second(n), 0) else None),
+         lambda n, g: first(n) if is_const(second(n), 0) and is_integer(first(n)) else None),
     Rule(Op.ADD, "0 + x -> x (integer x)",
-         lambda n, g: second(n) if is_integer(second(n)) and is_const(first(n), 0) else None),
+         lambda n, g: second(n) if is_const(first(n), 0) and is_integer(second(n)) else None),
     Rule(Op.SUB, "x - 0.0 -> x",  # -0.0 - 0.0 = -0.0 (but -0.0 - -0.0 = 0.0)
          lambda n, g: first(n) if is_const(second(n), 0, negative_zero=False) else None),
     Rule(Op.NEG, "-(-x) -> x",  # exact for floats; integers wrap around and back
@@ -113,6 +116,15 @@ def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[st
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
 
 
+def _numbering_of(graph: Graph, nodes: list[Node]) -> dict[Value, int]:
+    """``graph.numbering()`` as it was when ``graph.nodes`` was ``nodes``."""
+    view = Graph(graph.name)
+    view.nodes = nodes
+    out: dict[Value, int] = {}
+    view._number(out, {id(graph)})
+    return out
+
+
 def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
     report: list[str] = []
@@ -123,19 +135,29 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     changed = True
     while changed:
         changed = False
-        numbering = graph.numbering()  # names in the report: %N as printed before the rewrite
-        for node in list(graph.nodes):
-            if len(node.outputs) != 1 or not (node.output.users or node.output in graph.outputs):
+        # Names in the report: %N as printed before the rewrite. Numbered only when a rule applies (most graphs
+        # have nothing to simplify), from the nodes as they were then: a rule may insert a node before it is
+        # known to apply, and such a node has no number yet.
+        before = list(graph.nodes)
+        numbering = None
+        for node in before:
+            rules = rules_of.get(node.op)
+            if rules is None:
+                continue  # (most nodes: no rule looks at their op)
+            outputs = node.outputs
+            if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
-            for rule in rules_of.get(node.op, ()):
+            for rule in rules:
                 new = rule.rewrite(node, graph)
-                if new is None or new.type != node.output.type:
+                if new is None or new.type != outputs[0].type:
                     continue
+                if numbering is None:
+                    numbering = _numbering_of(graph, before)
                 text = graph.node_text(node, numbering)  # (values inserted by the rewrite are not its operands)
                 graph.replace_all_uses_with(node.output, new)
                 graph.erase_node(node)
                 report.append(f"{rule.name}: {text}")
-                numbering = graph.numbering()
+                before, numbering = list(graph.nodes), None
                 changed = True
                 break
     if report:
