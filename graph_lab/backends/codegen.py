@@ -33,7 +33,6 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
-from ..ir.symbolic import FUNCTIONS
 from ..ops import SOURCE_OPS, Op, opdef
 from . import pycode
 from .options import MIN_BUFFER_BYTES
@@ -343,6 +342,6 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
 
 def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
     """``forward(inputs, params, consts)`` from generated source (checked by ``pycode`` to hold no user text)."""
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
+    namespace = pycode.namespace(code, extra)
     exec(compile(code.text, pycode.FILENAME, "exec"), namespace)
     return namespace["forward"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import re
 import types
 from typing import Any, Callable
 
@@ -55,10 +56,14 @@ class PyCode:
     """Generated source and what it needs to run."""
 
     def __init__(self, text: str, consts: tuple, impls: dict[str, Callable], input_names: list[str],
-                 param_names: list[str], body: list[tuple[str, str | None, Any]], source: str | None = None):
+                 param_names: list[str], body: list[tuple[str, str | None, Any]], return_line: str,
+                 source: str | None, line_nodes: dict[int, Any], numpy_calls: frozenset[str]):
         self.text = text
-        """What is compiled: ``source`` without its comments, line for line (so a line number of a traceback
-        is the same line of both)."""
+        """What is compiled: ``source``'s code, written for Python's compiler (see ``_text_to_compile``)."""
+        self.line_nodes = line_nodes
+        """Which node each line of ``text`` computes (for error messages)."""
+        self.numpy_calls = numpy_calls
+        """The NumPy functions ``text`` calls (or reads), each by the name ``np_<name>`` (see ``namespace``)."""
         self.consts = consts
         """Values the source reads as ``consts[i]`` instead of spelling them out."""
         self.impls = impls
@@ -68,8 +73,8 @@ class PyCode:
         self.param_names = param_names
         """Parameter names in the order of ``params``."""
         self._body = body  # (code, comment or None for the node's types, node or None) per line after the def
+        self._return_line = return_line
         self._source = source
-        self._line_nodes: dict[int, Any] | None = None
 
     @property
     def source(self) -> str:
@@ -77,15 +82,8 @@ class PyCode:
         defines, or what the backend did to it). Written when first asked for: compiling needs only ``text``,
         and the comments of a long graph cost as much to write as its code."""
         if self._source is None:
-            self._source = _with_comments(self._body, self.text.rsplit("\n", 2)[-2])
+            self._source = _with_comments(self._body, self._return_line)
         return self._source
-
-    @property
-    def line_nodes(self) -> dict[int, Any]:
-        """Which node each source line computes (for error messages)."""
-        if self._line_nodes is None:
-            self._line_nodes = {i: node for i, (_, _, node) in enumerate(self._body, start=2)}
-        return self._line_nodes
 
 
 class _Context:
@@ -301,6 +299,8 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
     body: list[tuple[str, str | None, Any]] = [
         (f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
          _safe_comment(name), None) for name, source in ctx.sources.items()]
+    param_rows: set[int] = set()  # the rows of body that read a parameter: params[i]
+    unpacked = ["_"] * len(ctx.param_index)  # the name each parameter gets
     for node in graph.nodes:
         if statement is not None:
             custom = statement(node, ctx)
@@ -319,19 +319,62 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
             lhs = f"(v{numbering[outputs[0]]},)" if multi_output else f"v{numbering[outputs[0]]}"
         else:
             lhs = ", ".join([f"v{numbering[v]}" for v in outputs])
+        if emit is _emit_param and not multi_output:
+            param_rows.add(len(body))
+            unpacked[ctx.param_index[id(node)]] = lhs
         body.append((f"{lhs} = {emit(node, ctx)}", None, node))
-    lines = ["def forward(inputs, params, consts):"]
-    lines += ["    " + code for code, _, _ in body]
-    lines.append(f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]")
-    text = "\n".join(lines) + "\n"
+    return_line = f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]"
+    text, line_nodes, numpy_calls = _text_to_compile(body, return_line, param_rows, unpacked)
     # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
     # type comments written later hold only dtype names, digits, commas and brackets, except for symbolic
     # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
-    source = _with_comments(body, lines[-1]) if ctx.sources else None
+    source = _with_comments(body, return_line) if ctx.sources else None
+    _check_source(text)
     _check_source(source if source is not None else
-                  text + "".join([comment for _, comment, _ in body if comment is not None]))
+                  "\n".join([comment for _, comment, _ in body if comment is not None]))
     return PyCode(text, tuple(ctx.consts), ctx.impls, list(graph.input_names),
-                  [n.attrs["name"] for n in graph.param_nodes], body, source)
+                  [n.attrs["name"] for n in graph.param_nodes], body, return_line, source, line_nodes,
+                  numpy_calls)
+
+
+_NUMPY_NAME = re.compile(r"np\.(\w+)")
+
+
+def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, param_rows: set[int],
+                     unpacked: list[str]) -> tuple[str, dict[int, Any], frozenset[str]]:
+    """The code of ``body`` written for Python's compiler, whose time grows with the lines and the names read: the
+    parameters' lines (the rows ``param_rows``) become one line where the first of them was, ``v1, v2 = params``
+    (``params`` holds one value per parameter, in order; ``unpacked`` names them, ``_`` for one written
+    otherwise), and each NumPy function is read by a name bound once outside the function: ``np_matmul(v0, v1)``
+    for ``np.matmul(v0, v1)``, the same function. Returns the text, the node of each of its lines, and the NumPy
+    names read."""
+    lines = ["def forward(inputs, params, consts):"]
+    line_nodes: dict[int, Any] = {}
+    params_line = None
+    for i, (code, _, node) in enumerate(body):
+        if i in param_rows:
+            if params_line is None:
+                params_line = len(lines)
+                lines.append("")
+            continue
+        lines.append("    " + code)
+        line_nodes[len(lines)] = node  # (line numbers count from 1)
+    if params_line is not None:
+        lines[params_line] = f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = params"
+    lines.append(return_line)
+    text = "\n".join(lines) + "\n"
+    # ("np." is in generated code only as the NumPy module: every other name there is vN, sN, inputs, params,
+    # consts, impl_<op>, kernelN or an attribute's keyword, none of them followed by a dot)
+    return text.replace("np.", "np_"), line_nodes, frozenset(_NUMPY_NAME.findall(text))
+
+
+def namespace(code: "PyCode", extra: dict[str, Callable] | None = None) -> dict[str, Any]:
+    """What the compiled ``code`` reads besides its arguments: NumPy, its ``np_<name>`` functions, the size
+    functions, the op implementations it calls and ``extra`` (a backend's kernels); no builtins."""
+    names: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
+    for name in code.numpy_calls:
+        names["np_" + name] = getattr(np, name)
+    return names
 
 
 def _with_comments(body: list[tuple[str, str | None, Any]], return_line: str) -> str:
@@ -395,9 +438,9 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
 
 
 def _compile(code: PyCode) -> Callable:
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls}
-    exec(compile(code.text, FILENAME, "exec"), namespace)
-    return namespace["forward"]
+    names = namespace(code)
+    exec(compile(code.text, FILENAME, "exec"), names)
+    return names["forward"]
 
 
 def compiled_region(region) -> Callable[..., list]:
