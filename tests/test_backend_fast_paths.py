@@ -1,0 +1,167 @@
+"""The shortcuts that make compiling a graph cheap, each checked against the general way on every case of the suite
+(every op-table sample and every traced model):
+
+- the text codegen compiles is the viewable source without its comments, with the parameters bound by one line and
+  each NumPy function called by a name bound once (``np_matmul`` for ``np.matmul``): derived here from the source
+  by that rule, and run against the source itself compiled as it was before;
+- the passes' shortcuts: CSE's key of a node without attributes, the pipeline's counts, simplify's report numbered
+  only when a rule applies, and ``copy_graph``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from backend_support import ALWAYS, assert_bits, cases, copies
+from graph_lab import GraphExecutionError, compile_graph, run_pipeline, trace
+from graph_lab.backends import codegen, pycode
+from graph_lab.ir.symbolic import FUNCTIONS
+from graph_lab.passes import manager
+from graph_lab.passes.cse import node_key, value_key
+from graph_lab.passes.simplify import simplify
+from graph_lab.ops import Op, opdef
+
+CASES = cases()
+
+
+def text_by_the_rule(source: str) -> str:
+    """The text to compile, derived from the viewable source the long way."""
+    lines = [line.split("  # ")[0].rstrip() for line in source.splitlines()]
+    out, names, first = [], {}, None
+    for line in lines:
+        m = re.fullmatch(r"    (v\d+) = params\[(\d+)\]", line)
+        if m:
+            names[int(m.group(2))] = m.group(1)
+            if first is None:
+                first = len(out)
+                out.append(None)
+            continue
+        out.append(line)
+    if first is not None:
+        unpacked = [names.get(i, "_") for i in range(max(names) + 1)]
+        out[first] = f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = params"
+    return "\n".join(out).replace("np.", "np_") + "\n"
+
+
+def compiled_source(code: pycode.PyCode, extra=None):
+    """The viewable source itself compiled, as the backends did before compiling ``text``."""
+    namespace = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
+    exec(compile(code.source, pycode.FILENAME, "exec"), namespace)
+    return namespace["forward"]
+
+
+def check_lines(code: pycode.PyCode) -> None:
+    """Each line of the text that computes a node is that node's line of the source."""
+    text_lines = code.text.splitlines()
+    by_node = {id(node): line for line, node in code.line_nodes.items() if node is not None}
+    for line, comment, node in code._body:
+        if node is not None and id(node) in by_node:
+            assert text_lines[by_node[id(node)] - 1] == "    " + line.replace("np.", "np_")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_the_compiled_text_is_the_source_for_the_compiler(case):
+    name, graph, inputs = case
+    for backend in ("codegen", "fused"):
+        cg = compile_graph(graph, backend, "exact", options=ALWAYS)
+        for code in {id(c): c for c in (cg.generated.plain, cg.generated.reusing)}.values():
+            assert code.text == text_by_the_rule(code.source), name
+            check_lines(code)
+        if backend == "fused":
+            continue
+        # the source compiled as it was before runs the same calls: the same bits
+        code = cg.generated.plain
+        with np.errstate(all="ignore"):
+            got = codegen.compile_source(code)(tuple(copies(inputs)[n] for n in cg.input_names), cg._params,
+                                               code.consts)
+            expected = compiled_source(code)(tuple(copies(inputs)[n] for n in cg.input_names), cg._params,
+                                             code.consts)
+        assert_bits([np.asarray(v) for v in got], [np.asarray(v) for v in expected], name)
+
+
+def test_to_python_compiles_the_same_text():
+    g = trace(lambda x, p: np.tanh(x @ p["w"]) * 0.5 + p["b"], {"x": (4, 8)},
+              {"w": np.ones((8, 3)), "b": np.arange(3.0)})
+    f = g.to_python()
+    assert f.code.text == text_by_the_rule(g.code) and "= params\n" in f.code.text and "np_matmul(" in f.code.text
+    x = np.linspace(0, 1, 32).reshape(4, 8)
+    assert_bits(f(x=x), [np.tanh(x @ np.ones((8, 3))) * 0.5 + np.arange(3.0)], "to_python")
+
+
+@pytest.mark.parametrize("backend", ["codegen", "auto"])
+def test_an_error_names_its_node_after_the_parameters_are_bound_in_one_line(backend):
+    def model(x, p):
+        return np.tanh(x @ p["w1"]) @ p["w2"] + x
+
+    g = trace(model, {"x": (4, 8)}, {"w1": np.ones((8, 8)), "w2": np.ones((8, 8))})
+    cg = compile_graph(g, backend)
+    assert "= params\n" in cg.generated.plain.text
+    with pytest.raises(GraphExecutionError, match=r"while executing %\d+ = matmul\(%0, %1\)"):
+        cg(np.ones((4, 5)))
+
+
+def test_the_key_of_a_node_without_attributes_is_the_general_key():
+    for name, graph, _ in CASES:
+        for node in graph.nodes:
+            if node.op in (Op.INPUT, Op.PARAM) or not opdef(node.op).pure:
+                assert node_key(node) is None
+                continue
+            try:
+                attrs = value_key(node.attrs)
+                hash(attrs)
+            except TypeError:
+                assert node_key(node) is None
+                continue
+            assert node_key(node) == (node.op, attrs, tuple(id(v) for v in node.inputs)), name
+
+
+def test_the_pipeline_counts_are_the_graphs_counts():
+    for name, graph, _ in CASES[::7]:
+        for pipeline in ("exact", "fast_math"):
+            _, reports = run_pipeline(graph, pipeline, verify=False)
+            work = manager.copy_graph(graph)
+            for report in reports:
+                assert report.ops_before == work.count(), name
+                manager.PASSES[report.name](work)
+                assert report.ops_after == work.count(), name
+
+
+def test_copy_graph_is_an_independent_equal_graph():
+    for name, graph, _ in CASES:
+        copy = manager.copy_graph(graph)
+        assert str(copy) == str(graph), name
+        originals = {id(v) for n in graph.nodes for v in n.outputs} | {id(n) for n in graph.nodes}
+        assert not any(id(n) in originals or any(id(v) in originals for v in n.outputs + n.inputs)
+                       for n in copy.nodes), name
+        for node in copy.nodes:  # the use lists were made as the nodes were
+            for v in node.inputs:
+                assert node in v.users
+
+
+def test_simplify_reports_each_rewrite_numbered_as_before_it():
+    def f(x, y):
+        a = x.T.T * 1.0
+        b = np.tanh(y) / 1.0
+        c = (-(-a)).reshape(6).reshape(2, 3)
+        return a + b, c * 1.0, x.T.T.T
+
+    g = trace(f, {"x": (2, 3), "y": (2, 3)})
+    report = [line.split(" [")[0] for line in simplify(g)]
+    # (these lines were printed by simplify when it numbered the graph before every node it looked at)
+    assert report == [
+        "transpose(transpose(x)) -> transpose(x): %3 = transpose(%2) perm=(1, 0)",
+        "x * 1 -> x: %5 = mul(%3, %4)",
+        "x / 1 -> x: %7 = div(%5, %6)",
+        "-(-x) -> x: %8 = neg(%7)",
+        "reshape(reshape(x)) -> reshape(x): %9 = reshape(%8) shape=(2, 3)",
+        "x * 1 -> x: %12 = mul(%9, %11)",
+        "transpose(transpose(x)) -> transpose(x): %13 = transpose(%12) perm=(1, 0)",
+        "transpose(transpose(x)) -> transpose(x): %14 = transpose(%13) perm=(1, 0)",
+        "transpose(x, identity) -> x: %3 = transpose(%0) perm=(0, 1)",
+        "reshape(x, x.shape) -> x: %8 = reshape(%0) shape=(2, 3)",
+        "output 1 copied: a rewrite made it the same array as an input or another output",
+        "removed 8 nodes that nothing reads any more",
+    ]
