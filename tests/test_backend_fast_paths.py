@@ -1,9 +1,9 @@
 """The shortcuts that make compiling a graph cheap, each checked against the general way on every case of the suite
 (every op-table sample and every traced model):
 
-- the text codegen compiles is the viewable source without its comments, with the parameters bound by one line and
-  each NumPy function called by a name bound once (``np_matmul`` for ``np.matmul``): derived here from the source
-  by that rule, and run against the source itself compiled as it was before;
+- the text codegen compiles is the viewable source without its comments, with the inputs and the parameters each
+  bound by one line and each NumPy function called by a name bound once (``np_matmul`` for ``np.matmul``): derived
+  here from the source by that rule, and run against the source itself compiled as it was before;
 - the passes' shortcuts: CSE's key of a node without attributes, the pipeline's counts, simplify's report numbered
   only when a rule applies, and ``copy_graph``."""
 
@@ -29,19 +29,19 @@ CASES = cases()
 def text_by_the_rule(source: str) -> str:
     """The text to compile, derived from the viewable source the long way."""
     lines = [line.split("  # ")[0].rstrip() for line in source.splitlines()]
-    out, names, first = [], {}, None
+    out, names, first = [], {"inputs": {}, "params": {}}, {}
     for line in lines:
-        m = re.fullmatch(r"    (v\d+) = params\[(\d+)\]", line)
+        m = re.fullmatch(r"    (v\d+) = (inputs|params)\[(\d+)\]", line)
         if m:
-            names[int(m.group(2))] = m.group(1)
-            if first is None:
-                first = len(out)
+            names[m.group(2)][int(m.group(3))] = m.group(1)
+            if m.group(2) not in first:
+                first[m.group(2)] = len(out)
                 out.append(None)
             continue
         out.append(line)
-    if first is not None:
-        unpacked = [names.get(i, "_") for i in range(max(names) + 1)]
-        out[first] = f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = params"
+    for tuple_name, line in first.items():
+        unpacked = [names[tuple_name].get(i, "_") for i in range(max(names[tuple_name]) + 1)]
+        out[line] = f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = {tuple_name}"
     return "\n".join(out).replace("np.", "np_") + "\n"
 
 

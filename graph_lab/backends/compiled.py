@@ -25,6 +25,7 @@ from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
 from ..passes.manager import PassReport, run_pipeline
+from ..passes.simplify import has_regions
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
 from .options import MIN_BUFFER_BYTES
@@ -215,7 +216,7 @@ def _not_fused_yet(graph: Graph) -> str:
     """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''."""
     if is_symbolic_graph(graph):
         return "its sizes are symbolic (fused kernels are written for static shapes)"
-    if any(node.regions for node in graph.nodes):
+    if has_regions(graph):
         return "it has control-flow regions (fused kernels are made for straight-line graphs)"
     return ""
 

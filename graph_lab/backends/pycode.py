@@ -299,8 +299,8 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
     body: list[tuple[str, str | None, Any]] = [
         (f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
          _safe_comment(name), None) for name, source in ctx.sources.items()]
-    param_rows: set[int] = set()  # the rows of body that read a parameter: params[i]
-    unpacked = ["_"] * len(ctx.param_index)  # the name each parameter gets
+    rows: dict[int, str] = {}  # the rows of body that read an input or a parameter: inputs[i], params[i]
+    unpacked = {"inputs": ["_"] * len(ctx.input_index), "params": ["_"] * len(ctx.param_index)}  # their names
     for node in graph.nodes:
         if statement is not None:
             custom = statement(node, ctx)
@@ -319,12 +319,13 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
             lhs = f"(v{numbering[outputs[0]]},)" if multi_output else f"v{numbering[outputs[0]]}"
         else:
             lhs = ", ".join([f"v{numbering[v]}" for v in outputs])
-        if emit is _emit_param and not multi_output:
-            param_rows.add(len(body))
-            unpacked[ctx.param_index[id(node)]] = lhs
+        if (emit is _emit_input or emit is _emit_param) and not multi_output:
+            tuple_name, index = (("inputs", ctx.input_index) if emit is _emit_input else ("params", ctx.param_index))
+            rows[len(body)] = tuple_name
+            unpacked[tuple_name][index[id(node)]] = lhs
         body.append((f"{lhs} = {emit(node, ctx)}", None, node))
     return_line = f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]"
-    text, line_nodes, numpy_calls = _text_to_compile(body, return_line, param_rows, unpacked)
+    text, line_nodes, numpy_calls = _text_to_compile(body, return_line, rows, unpacked)
     # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
     # type comments written later hold only dtype names, digits, commas and brackets, except for symbolic
     # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
@@ -340,27 +341,33 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
 _NUMPY_NAME = re.compile(r"np\.(\w+)")
 
 
-def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, param_rows: set[int],
-                     unpacked: list[str]) -> tuple[str, dict[int, Any], frozenset[str]]:
-    """The code of ``body`` written for Python's compiler, whose time grows with the lines and the names read: the
-    parameters' lines (the rows ``param_rows``) become one line where the first of them was, ``v1, v2 = params``
-    (``params`` holds one value per parameter, in order; ``unpacked`` names them, ``_`` for one written
-    otherwise), and each NumPy function is read by a name bound once outside the function: ``np_matmul(v0, v1)``
-    for ``np.matmul(v0, v1)``, the same function. Returns the text, the node of each of its lines, and the NumPy
-    names read."""
+def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, rows: dict[int, str],
+                     unpacked: dict[str, list[str]]) -> tuple[str, dict[int, Any], frozenset[str]]:
+    """The code of ``body`` written for Python's compiler, whose time grows with the lines and the names read:
+
+    - the lines that read an input or a parameter (``rows``: the row of ``body`` -> ``"inputs"`` or
+      ``"params"``) become one line each for the inputs and the parameters, where the first of them was:
+      ``v0, v1, v5 = inputs`` (each tuple holds one value per input or parameter, in order; ``unpacked`` names
+      them, ``_`` for one whose line is written otherwise);
+    - each NumPy function is read by a name bound once outside the function: ``np_matmul(v0, v1)`` for
+      ``np.matmul(v0, v1)``, the same function.
+
+    Returns the text, the node of each of its lines, and the NumPy names read."""
     lines = ["def forward(inputs, params, consts):"]
     line_nodes: dict[int, Any] = {}
-    params_line = None
+    where: dict[str, int] = {}  # "inputs"/"params" -> the line that unpacks it
     for i, (code, _, node) in enumerate(body):
-        if i in param_rows:
-            if params_line is None:
-                params_line = len(lines)
+        tuple_name = rows.get(i)
+        if tuple_name is not None:
+            if tuple_name not in where:
+                where[tuple_name] = len(lines)
                 lines.append("")
             continue
         lines.append("    " + code)
         line_nodes[len(lines)] = node  # (line numbers count from 1)
-    if params_line is not None:
-        lines[params_line] = f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = params"
+    for tuple_name, line in where.items():
+        names = unpacked[tuple_name]
+        lines[line] = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {tuple_name}"
     lines.append(return_line)
     text = "\n".join(lines) + "\n"
     # ("np." is in generated code only as the NumPy module: every other name there is vN, sN, inputs, params,

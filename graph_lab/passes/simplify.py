@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
-from ..ops import Op
+from ..ops import REGISTRY, Op
 
 
 class Rule(NamedTuple):
@@ -98,6 +98,20 @@ RULES: list[Rule] = [
 ]
 
 
+def has_regions(graph: Graph) -> bool:
+    """``any(node.regions for node in graph.nodes)``, the op table asked once per op rather than once per node
+    (only the ops whose definition names regions can have any)."""
+    named: dict = {}  # op -> its definition names regions
+    for node in graph.nodes:
+        names = named.get(node.op)
+        if names is None:
+            definition = REGISTRY.get(node.op)
+            names = named[node.op] = definition is not None and bool(definition.regions)
+        if names and node.regions:
+            return True
+    return False
+
+
 def _aliasing_outputs(graph: Graph) -> set[int]:
     """Positions of outputs that are an input, a parameter, a constant, or the same value as an earlier output."""
     out = set()
@@ -165,7 +179,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    regions = [node for node in graph.nodes if node.regions]
+    regions = [node for node in graph.nodes if node.regions] if has_regions(graph) else []
     numbering = graph.numbering() if regions else None
     for node in regions:
         report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
