@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from backend_support import ALWAYS, assert_bits, cases, copies
-from graph_lab import GraphExecutionError, compile_graph, run_pipeline, trace
+from graph_lab import F, GraphBuilder, GraphExecutionError, compile_graph, run_pipeline, trace
 from graph_lab.backends import codegen, pycode
 from graph_lab.ir.symbolic import FUNCTIONS
 from graph_lab.passes import manager
@@ -165,3 +165,74 @@ def test_simplify_reports_each_rewrite_numbered_as_before_it():
         "output 1 copied: a rewrite made it the same array as an input or another output",
         "removed 8 nodes that nothing reads any more",
     ]
+
+
+# --- the pipeline asks each pass whether it would change the graph before copying it
+
+
+def graphs_with_work_for_the_passes():
+    """Graphs where each pass has something to do (dead code, repeats, constants, identities, merged views, an
+    unread impure op, a stale parameter, regions), besides the suite's cases."""
+    out = []
+    out.append(trace(lambda x: (x.T.T * 1.0 + np.tanh(x) + np.tanh(x)) * (2.0 * 3.0), {"x": (2, 3)}))
+    out.append(trace(lambda x: (x.reshape(6).reshape(3, 2), -(-x), x / 1.0, x - 0.0), {"x": (2, 3)}))
+    b = GraphBuilder("dead_and_folded")
+    x = b.input("x", (3,))
+    b.tanh(x)  # read by nothing
+    c = b.add(b.const(np.arange(3.0)), b.const(np.ones(3)))
+    out.append(b.output(b.mul(x, c), b.zeros_like(x)))
+    stale = trace(lambda x, p: x @ p["w"], {"x": (2, 3)}, {"w": np.ones((3, 3))})
+    stale.param_values["gone"] = np.ones(2)  # a stored value no node reads
+    out.append(stale)
+    out.append(trace(lambda x: F.cond(x.sum() > 0, lambda a: a * 1.0, lambda a: -a, x), {"x": (3,)}))
+    return out
+
+
+CHECKED = {name: manager.WOULD_CHANGE[manager.PASSES[name]] for name in ("simplify", "fold", "cse", "dce")}
+
+
+def states(graph):
+    """The graph, then the graph after each pass of the exact pipeline: the states a check is asked about."""
+    yield graph
+    work = manager.copy_graph(graph)
+    for name in manager.PIPELINES["exact"]:
+        if manager.PASSES[name](work):
+            yield manager.copy_graph(work)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_pass_said_to_find_nothing_changes_nothing():
+    checked = changed = 0
+    for graph in [g for _, g, _ in CASES] + graphs_with_work_for_the_passes():
+        for state in states(graph):
+            text, params = str(state), dict(state.param_values)
+            for name, would_change in CHECKED.items():
+                says = would_change(state)
+                assert str(state) == text and state.param_values.keys() == params.keys(), "a check changed it"
+                work = manager.copy_graph(state)
+                report = manager.PASSES[name](work)
+                checked += 1
+                if not says:
+                    assert report == [] and str(work) == text, f"{name} on {state.name}"
+                    assert work.param_values.keys() == params.keys(), f"{name} on {state.name}"
+                elif report:
+                    changed += 1
+    assert checked > 1000 and changed >= 8  # (the crafted graphs give each pass work)
+
+
+def test_run_pipeline_on_keeps_a_graph_no_pass_changes_and_reports_as_run_pipeline():
+    for name, graph, _ in CASES[::5] + [("crafted", g, None) for g in graphs_with_work_for_the_passes()]:
+        for pipeline in ("exact", "fast_math", "none"):
+            before = str(graph)
+            kept, reports = manager.run_pipeline_on(graph, pipeline)
+            copied, expected = run_pipeline(graph, pipeline)
+            assert str(graph) == before and copied is not graph
+            assert [(r.name, r.ops_before, r.ops_after, r.changes) for r in reports] == \
+                   [(r.name, r.ops_before, r.ops_after, r.changes) for r in expected], name
+            assert str(kept) == str(copied), name
+            if any(r.changes for r in reports):
+                assert kept is not graph, name
+            if pipeline == "exact":  # (every pass of it has a check): copied when one of them says it would change
+                assert (kept is graph) == (not any(check(graph) for check in CHECKED.values())), name
+            elif pipeline == "none":
+                assert kept is graph

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
-from ..passes.manager import PassReport, run_pipeline
+from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
 from ..passes.simplify import has_regions
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
@@ -231,6 +231,22 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
+    return _compile_optimized(optimized, backend, passes, reports, options)
+
+
+def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
+                     verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+    """``compile_graph`` for a caller that hands ``graph`` over and never edits it afterwards, as ``compile()``
+    does with each graph it captures: when no pass changes the graph (the usual case), the compiled graph keeps
+    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    optimized, reports = run_pipeline_on(graph, passes, verify=verify, log=log)
+    return _compile_optimized(optimized, backend, passes, reports, options)
+
+
+def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options
+                       ) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES

@@ -66,3 +66,16 @@ def cse(graph: Graph) -> list[str]:
             graph.replace_all_uses_with(old, new)
         graph.erase_node(node)
     return report
+
+
+def would_change(graph: Graph) -> bool:
+    """Whether ``cse(graph)`` would merge two nodes (two with the same key); ``graph`` is not changed."""
+    seen: set[tuple] = set()
+    for node in graph.nodes:
+        key = node_key(node)
+        if key is None:
+            continue
+        if key in seen:
+            return True
+        seen.add(key)
+    return False

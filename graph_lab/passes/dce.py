@@ -12,6 +12,23 @@ from ..ops import Op, opdef
 
 
 def dce(graph: Graph) -> list[str]:
+    dead = _dead_nodes(graph)
+    if not dead:
+        return []
+    numbering = graph.numbering()
+    report = [f"removed {graph.node_text(n, numbering)}" for n in dead]
+    for node in reversed(dead):  # users before producers, so each is unread when erased
+        graph.erase_node(node)
+    return report
+
+
+def would_change(graph: Graph) -> bool:
+    """Whether ``dce(graph)`` would remove a node; ``graph`` is not changed."""
+    return bool(_dead_nodes(graph))
+
+
+def _dead_nodes(graph: Graph) -> list:
+    """The nodes ``dce`` removes, in graph order: those no output and no impure node needs (inputs stay)."""
     pure: dict = {}  # op -> OpDef.pure, asked once per op
     impure = []  # kept even when unread
     for n in graph.nodes:
@@ -21,11 +38,4 @@ def dce(graph: Graph) -> list[str]:
         if not is_pure:
             impure.extend(n.outputs)
     live = graph.needed_by(list(graph.outputs) + impure)
-    dead = [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]
-    if not dead:
-        return []
-    numbering = graph.numbering()
-    report = [f"removed {graph.node_text(n, numbering)}" for n in dead]
-    for node in reversed(dead):  # users before producers, so each is unread when erased
-        graph.erase_node(node)
-    return report
+    return [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]

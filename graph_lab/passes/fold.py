@@ -69,6 +69,15 @@ def _small(t: TensorType, max_elements: int) -> bool:
     return not any(is_symbolic(d) for d in t.shape) and t.size <= max_elements
 
 
+def would_change(graph: Graph, max_elements: int = MAX_ELEMENTS) -> bool:
+    """Whether ``fold_constants(graph, max_elements)`` would try to fold a node (then it may change the graph);
+    ``graph`` is not changed."""
+    for node in graph.nodes:
+        if _foldable(node) and all(_small(v.type, max_elements) for v in node.outputs):
+            return True
+    return False
+
+
 def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
     report: list[str] = []
     numbering = None  # made at the first fold, which is before anything changed

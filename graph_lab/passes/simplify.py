@@ -187,3 +187,53 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     if report:  # an untouched graph is as valid as it was
         graph.verify()
     return report
+
+
+class _WouldEdit(Exception):
+    pass
+
+
+class _LookingOnly:
+    """Stands in for the graph while ``would_change`` asks the rules: a rule that would edit the graph (merging two
+    transposes inserts the merged one) may apply, and says so by touching it."""
+
+    def __getattr__(self, name):
+        raise _WouldEdit(name)
+
+
+def would_change(graph: Graph, rules: list[Rule] = RULES) -> bool:
+    """Whether ``simplify(graph, rules)`` would change ``graph`` or report anything; ``graph`` is not changed.
+
+    True when a rule applies to a node simplify would look at (or would edit the graph to find out), when a node
+    is dead or a stored parameter has no node (``remove_dead_code`` drops them), or when a node has regions (the
+    report says they were not simplified). Otherwise simplify finds nothing: the pipeline then need not copy the
+    graph for it (see ``manager.run_pipeline``)."""
+    if has_regions(graph):
+        return True
+    rules_of: dict[Op, list[Rule]] = {}
+    for rule in rules:
+        rules_of.setdefault(rule.op, []).append(rule)
+    looking = _LookingOnly()
+    for node in graph.nodes:
+        node_rules = rules_of.get(node.op)
+        if node_rules is None:
+            continue
+        outputs = node.outputs
+        if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
+            continue  # dead: found below
+        for rule in node_rules:
+            try:
+                new = rule.rewrite(node, looking)
+            except _WouldEdit:
+                return True
+            if new is not None and new.type == outputs[0].type:
+                return True
+    live = graph.needed_by(graph.outputs)
+    source, param = Op.INPUT, Op.PARAM
+    params = set()
+    for node in graph.nodes:
+        if id(node) not in live and node.op != source:
+            return True
+        if node.op == param:
+            params.add(node.attrs["name"])
+    return params != graph.param_values.keys()
