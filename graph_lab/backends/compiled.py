@@ -53,7 +53,7 @@ class CompiledGraph:
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
         self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
-        self._line_nodes: dict[int, Any] = {}
+        self._codes: dict[Any, pycode.PyCode] = {}  # the generated functions' code objects -> their PyCode
 
     # --- calling
 
@@ -103,7 +103,7 @@ class CompiledGraph:
         """A failure inside generated code, re-raised naming the node it happened in (as ``run`` does)."""
         if isinstance(e, GraphExecutionError):
             return e
-        node = self._line_nodes.get(pycode._generated_line(e.__traceback__))
+        node = pycode.failing_node(e.__traceback__, self._codes)
         if node is None:
             return e
         error = GraphExecutionError(f"while executing {self.graph.node_text(node)}: {type(e).__name__}: {e}", node)
@@ -157,10 +157,10 @@ class CodegenGraph(CompiledGraph):
         """Why another requested backend left this graph to codegen ('' when it was asked for)."""
         symbolic = is_symbolic_graph(graph)
         self.generated = generated or codegen.generate(graph, min_bytes)
-        self._line_nodes = self.generated.reusing.line_nodes
         plain = codegen.compile_source(self.generated.plain, extra)
         reusing = (plain if self.generated.reusing is self.generated.plain
                    else codegen.compile_source(self.generated.reusing, extra))
+        self._codes = {plain.__code__: self.generated.plain, reusing.__code__: self.generated.reusing}
         consts_plain, consts_reusing = self.generated.plain.consts, self.generated.reusing.consts
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
