@@ -106,7 +106,22 @@ def _nbytes(v: Value) -> int:
 
 def largest_result_bytes(graph: Graph) -> int:
     """The size in bytes of the graph's largest operation result (0 for a graph with no operation)."""
-    return max((_nbytes(v) for n in graph.nodes if n.op not in SOURCE_OPS for v in n.outputs), default=0)
+    return largest_result(graph, lambda t: t.size * t.dtype.itemsize)
+
+
+def largest_result(graph: Graph, measure: Callable) -> int:
+    """The largest ``measure(type)`` of the graph's operation results (0 for a graph with no operation); each
+    type object measured once (nodes share them: a type rule gives the same object for the same operands)."""
+    largest, measured = 0, set()
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            continue
+        for v in node.outputs:
+            t = v.type
+            if id(t) not in measured:
+                measured.add(id(t))
+                largest = max(largest, measure(t))
+    return largest
 
 
 def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,
