@@ -46,20 +46,20 @@ def text_by_the_rule(code: pycode.PyCode) -> str:
         unpacked = [names[tuple_name].get(i, "_") for i in range(max(names[tuple_name]) + 1)]
         out[at] = (f"    {', '.join(unpacked)}{',' if len(unpacked) == 1 else ''} = {tuple_name}", False)
     # a value read once in all the code, by the next line (a usual one, calling nothing else among its arguments),
-    # is written inside it
+    # is written inside it, up to NESTED_CALLS nodes a line
     everything = "\n".join([line for line, _ in out] + [tail])
-    nested = []
+    nested = []  # (line, how many nodes it writes, whether its value may go into the next line)
     for line, is_usual in out:
-        if nested and nested[-1][2]:
+        may_nest = is_usual and re.match(r"    v\d+ = ", line) is not None
+        if nested and nested[-1][2] and nested[-1][1] < pycode.NESTED_CALLS:
             name, expression = nested[-1][0].strip().split(" = ", 1)
-            reads = re.findall(rf"\b{name}\b", everything)
             lhs, rhs = line.strip().split(" = ", 1) if " = " in line else (None, "")
-            if is_usual and len(reads) == 2 and len(re.findall(rf"\b{name}\b", rhs)) == 1 and "](" not in rhs:
-                rhs = re.sub(rf"\b{name}\b", expression, rhs)
-                nested[-1] = (f"    {lhs} = {rhs}", True, True)
-                nested[-1] = (nested[-1][0], True, is_usual and re.match(r"    v\d+ = ", line) is not None)
+            if is_usual and len(re.findall(rf"\b{name}\b", everything)) == 2 and \
+                    len(re.findall(rf"\b{name}\b", rhs)) == 1 and "](" not in rhs:
+                rhs = re.sub(rf"\b{name}\b", lambda _: expression, rhs)
+                nested[-1] = (f"    {lhs} = {rhs}", nested[-1][1] + 1, may_nest)
                 continue
-        nested.append((line, is_usual, is_usual and re.match(r"    v\d+ = ", line) is not None))
+        nested.append((line, 1, may_nest))
     text = "\n".join([head] + [line for line, _, _ in nested] + [tail]) + "\n"
     return text.replace("np.", "np_")
 
@@ -120,6 +120,20 @@ def test_an_error_names_its_node_in_a_line_of_nested_calls(backend):
             continue
         with pytest.raises(GraphExecutionError, match=rf"while executing {failing}"):
             cg._run((np.ones(x),), params)
+
+
+def test_a_long_chain_is_nested_a_few_calls_per_line():
+    def chain(x):
+        for _ in range(150):  # (Python's parser refuses parentheses nested 200 deep)
+            x = np.tanh(np.sin(x))
+        return x
+
+    g = trace(chain, {"x": (3,)})
+    cg = compile_graph(g, "codegen")
+    lines = cg.generated.plain.text.splitlines()
+    assert max(line.count("np_") for line in lines) == pycode.NESTED_CALLS and len(lines) < 300 / 4
+    x = np.linspace(-2, 2, 3)
+    assert_bits(cg(x), [chain(x)], "a chain of 300 calls")
 
 
 def test_the_key_of_a_node_without_attributes_is_the_general_key():

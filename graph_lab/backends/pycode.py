@@ -468,7 +468,7 @@ def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, 
                 rhs = rhs[:at] + inner + rhs[at + len(name):]
                 spans = [(first + at, last + at, n) for first, last, n in inner_spans]
         spans.append((0, len(rhs), node))
-        if i in nest:
+        if i in nest and len(spans) < NESTED_CALLS:
             carry = (lhs, rhs, spans)
         else:
             add(lhs, rhs, spans)
@@ -510,6 +510,8 @@ def _columns_in_tracebacks() -> bool:
 
 NESTING = _columns_in_tracebacks()
 """Whether the text may nest a call inside the next line (see ``_text_to_compile``)."""
+NESTED_CALLS = 8
+"""At most this many calls in one line of the text: Python's parser refuses an expression nested 200 deep."""
 
 
 def namespace(code: "PyCode", extra: dict[str, Callable] | None = None) -> dict[str, Any]:
