@@ -269,3 +269,14 @@ def test_run_pipeline_on_keeps_a_graph_no_pass_changes_and_reports_as_run_pipeli
                 assert (kept is graph) == (not any(check(graph) for check in CHECKED.values())), name
             elif pipeline == "none":
                 assert kept is graph
+
+
+def test_a_failure_inside_a_region_names_the_control_flow_node():
+    # (the region's generated function runs in a frame of its own: its line numbers are not the graph's)
+    def f(x, y):
+        a = x * 2.0
+        return F.cond(x.sum() > 0, lambda a, b: np.tanh(a) @ b, lambda a, b: (a - 1.0) @ b, a, y)
+
+    g = trace(f, {"x": (3, 4), "y": (4, 2)})
+    with pytest.raises(GraphExecutionError, match=r"while executing %\d+ = cond\("):
+        compile_graph(g, "codegen")(np.ones((3, 4)), np.ones((5, 2)))

@@ -107,7 +107,6 @@ class PyCode:
             self._source = _with_comments(self._body, self._return_line)
         return self._source
 
-
     def node_at(self, line: int | None, columns: tuple[int, int] | None) -> Any:
         """The node whose code is at ``line`` of ``text`` and, on a line with nested calls, ``columns`` (those of
         the instruction that raised): the innermost node whose expression holds them. None if unknown."""
@@ -134,6 +133,7 @@ def failing_node(tb: types.TracebackType | None, codes: dict) -> Any:
     if found is None:
         return None
     code, tb = found
+    # (one position per 2-byte unit of bytecode; tb_lasti is the offset of the instruction that raised)
     position = next(itertools.islice(tb.tb_frame.f_code.co_positions(), tb.tb_lasti // 2, None), None)
     columns = (position[2], position[3]) if position is not None and position[2] is not None else None
     return code.node_at(tb.tb_lineno, columns)
