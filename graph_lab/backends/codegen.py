@@ -33,7 +33,6 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
-from ..ir.symbolic import FUNCTIONS
 from ..ops import SOURCE_OPS, Op, opdef
 from . import pycode
 from .options import MIN_BUFFER_BYTES
@@ -107,7 +106,22 @@ def _nbytes(v: Value) -> int:
 
 def largest_result_bytes(graph: Graph) -> int:
     """The size in bytes of the graph's largest operation result (0 for a graph with no operation)."""
-    return max((_nbytes(v) for n in graph.nodes if n.op not in SOURCE_OPS for v in n.outputs), default=0)
+    return largest_result(graph, lambda t: t.size * t.dtype.itemsize)
+
+
+def largest_result(graph: Graph, measure: Callable) -> int:
+    """The largest ``measure(type)`` of the graph's operation results (0 for a graph with no operation); each
+    type object measured once (nodes share them: a type rule gives the same object for the same operands)."""
+    largest, measured = 0, set()
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            continue
+        for v in node.outputs:
+            t = v.type
+            if id(t) not in measured:
+                measured.add(id(t))
+                largest = max(largest, measure(t))
+    return largest
 
 
 def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,
@@ -249,10 +263,14 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
     dtype the result's (float32, float64, int32 or int64), a float for a float array and an int for an int array,
     and a value that converts without overflow."""
     table: dict[int, dict[int, np.ndarray]] = {}
+    const = Op.CONST
     for node in graph.nodes:
+        # (the cheap tests first: most nodes are not + - * / of a constant)
+        if node.op not in SCALAR_OPERAND_OPS or node.attrs or len(node.inputs) != 2 or \
+                (node.inputs[0].node.op != const and node.inputs[1].node.op != const):
+            continue
         ufunc = pycode.numpy_ufunc(node)
-        if node.op not in SCALAR_OPERAND_OPS or node.attrs or len(node.inputs) != 2 or ufunc is None or \
-                getattr(np, ufunc.__name__, None) is not ufunc:
+        if ufunc is None or getattr(np, ufunc.__name__, None) is not ufunc:
             continue
         dtype = node.output.type.dtype
         if dtype not in SCALAR_OPERAND_DTYPES:
@@ -273,13 +291,15 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
 
 
 def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None
-                  ) -> Callable[[Any, pycode._Context], tuple[str, str] | None]:
+                  ) -> Callable[[Any, pycode._Context], tuple[str, str] | None] | None:
     """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``) and passes
-    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays."""
+    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays; None when it would change no line."""
     outs = plan.out if plan is not None else {}
     scalars = scalars or {}
 
     kept = plan.workspace if plan is not None else {}
+    if not outs and not scalars and not kept:
+        return None  # every line is the usual one (as for most graphs of small arrays)
 
     def statement(node, ctx):
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
@@ -337,6 +357,6 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
 
 def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
     """``forward(inputs, params, consts)`` from generated source (checked by ``pycode`` to hold no user text)."""
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
-    exec(compile(code.source, pycode.FILENAME, "exec"), namespace)
+    namespace = pycode.namespace(code, extra)
+    exec(compile(code.text, pycode.FILENAME, "exec"), namespace)
     return namespace["forward"]

@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
-from ..passes.manager import PassReport, run_pipeline
+from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
+from ..passes.simplify import has_regions
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
 from .options import MIN_BUFFER_BYTES
@@ -52,7 +53,7 @@ class CompiledGraph:
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
         self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
-        self._line_nodes: dict[int, Any] = {}
+        self._codes: dict[Any, pycode.PyCode] = {}  # the generated functions' code objects -> their PyCode
 
     # --- calling
 
@@ -102,7 +103,7 @@ class CompiledGraph:
         """A failure inside generated code, re-raised naming the node it happened in (as ``run`` does)."""
         if isinstance(e, GraphExecutionError):
             return e
-        node = self._line_nodes.get(pycode._generated_line(e.__traceback__))
+        node = pycode.failing_node(e.__traceback__, self._codes)
         if node is None:
             return e
         error = GraphExecutionError(f"while executing {self.graph.node_text(node)}: {type(e).__name__}: {e}", node)
@@ -156,10 +157,10 @@ class CodegenGraph(CompiledGraph):
         """Why another requested backend left this graph to codegen ('' when it was asked for)."""
         symbolic = is_symbolic_graph(graph)
         self.generated = generated or codegen.generate(graph, min_bytes)
-        self._line_nodes = self.generated.reusing.line_nodes
         plain = codegen.compile_source(self.generated.plain, extra)
         reusing = (plain if self.generated.reusing is self.generated.plain
                    else codegen.compile_source(self.generated.reusing, extra))
+        self._codes = {plain.__code__: self.generated.plain, reusing.__code__: self.generated.reusing}
         consts_plain, consts_reusing = self.generated.plain.consts, self.generated.reusing.consts
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
@@ -215,7 +216,7 @@ def _not_fused_yet(graph: Graph) -> str:
     """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''."""
     if is_symbolic_graph(graph):
         return "its sizes are symbolic (fused kernels are written for static shapes)"
-    if any(node.regions for node in graph.nodes):
+    if has_regions(graph):
         return "it has control-flow regions (fused kernels are made for straight-line graphs)"
     return ""
 
@@ -230,6 +231,22 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)
+    return _compile_optimized(optimized, backend, passes, reports, options)
+
+
+def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
+                     verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+    """``compile_graph`` for a caller that hands ``graph`` over and never edits it afterwards, as ``compile()``
+    does with each graph it captures: when no pass changes the graph (the usual case), the compiled graph keeps
+    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    optimized, reports = run_pipeline_on(graph, passes, verify=verify, log=log)
+    return _compile_optimized(optimized, backend, passes, reports, options)
+
+
+def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options
+                       ) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES

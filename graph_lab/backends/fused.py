@@ -34,7 +34,6 @@ from .. import logs
 from ..errors import GraphExecutionError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
-from ..ops import SOURCE_OPS
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
 from .options import FusedFallbackWarning, FusedOptions
@@ -199,7 +198,7 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
     def statement(node, ctx):
         g = in_kernel.get(id(node))
         if g is None:
-            return with_out(node, ctx)
+            return with_out(node, ctx) if with_out is not None else None
         if node is not g.nodes[-1]:
             return "", ""
         outs = ", ".join(ctx.var(v) for v in g.outputs(graph))
@@ -255,7 +254,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
 
 def _largest_result(graph: Graph) -> int:
     """The number of elements of the graph's largest node result (0 for a graph with no operation)."""
-    return max((v.type.size for n in graph.nodes if n.op not in SOURCE_OPS for v in n.outputs), default=0)
+    return codegen.largest_result(graph, lambda t: t.size)
 
 
 def _decide_without_measuring(part: Partition, reason: str | None = None) -> None:

@@ -14,6 +14,21 @@ comment::
 A control-flow node (``cond``, ``while_loop``, ...) is a call of its op's implementation with each region passed in
 as a function compiled the same way from the region's own generated code: ``(v5,) = impl_cond(v4, v0, **consts[2])``.
 
+What is compiled is that code written for Python's compiler, whose time grows with the lines and the names it
+reads (``PyCode.text``; about half of a compile for a long graph): without the comments, the inputs and the
+parameters each bound by one line, a value that only the next line reads nested in it, and NumPy functions called
+by names bound once::
+
+    def forward(inputs, params, consts):
+        v0, = inputs
+        v1, = params
+        v2 = np_matmul(v0, v1)
+        v4 = np_multiply(0.5, v2)
+        return [v4]
+
+The same calls in the same order; a failure inside a nested call is told by node from the columns of the
+instruction that raised. ``source`` (``g.code``) is written from the same lines when it is read.
+
 Each node is written by the emitter for its op (``OP_EMITTERS``) or else for its family (``FAMILY_EMITTERS``);
 the default calls the op's own implementation, passed in as ``impl_<op>``, so a new op of the table needs no
 change here. Every call is the very function ``run`` calls, in the same order, so the results agree bit for bit.
@@ -31,10 +46,11 @@ those (``np.reshape(v4, (s0, 2, s1 // 2))`` is ``(s0, 2, s1//2)``); the wrapper 
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import math
+import re
 import types
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -44,6 +60,7 @@ from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph
 from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
+from ..passes.simplify import has_regions
 from .interpret import bind_inputs, impl_attrs
 
 FILENAME = "<graph_lab generated>"
@@ -52,29 +69,84 @@ _SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _COMMENT_CHARS = _SAFE_CHARS - {"\n"}
 
 
-@dataclass(frozen=True)
 class PyCode:
     """Generated source and what it needs to run."""
 
-    source: str
-    """The text of ``def forward(inputs, params, consts): ...``."""
-    consts: tuple
-    """Values the source reads as ``consts[i]`` instead of spelling them out."""
-    impls: dict[str, Callable]
-    """The op implementations the source calls, by their names in it (``impl_gelu``)."""
-    input_names: list[str]
-    """Graph input names in the order of ``inputs``."""
-    param_names: list[str]
-    """Parameter names in the order of ``params``."""
-    line_nodes: dict[int, Any]
-    """Which node each source line computes (for error messages)."""
+    def __init__(self, text: str, consts: tuple, impls: dict[str, Callable], input_names: list[str],
+                 param_names: list[str], body: list[tuple[str, str | None, Any]], return_line: str,
+                 source: str | None, line_nodes: dict[int, Any], line_spans: dict[int, list[tuple[int, int, Any]]],
+                 numpy_calls: frozenset[str]):
+        self.text = text
+        """What is compiled: ``source``'s code, written for Python's compiler (see ``_text_to_compile``)."""
+        self.line_nodes = line_nodes
+        """Which node each line of ``text`` computes (for error messages); the outermost, for a line with nested
+        calls."""
+        self.line_spans = line_spans
+        """For each line of ``text`` with nested calls, ``(first column, end column, node)`` of each node's
+        expression in it."""
+        self.numpy_calls = numpy_calls
+        """The NumPy functions ``text`` calls (or reads), each by the name ``np_<name>`` (see ``namespace``)."""
+        self.consts = consts
+        """Values the source reads as ``consts[i]`` instead of spelling them out."""
+        self.impls = impls
+        """The op implementations the source calls, by their names in it (``impl_gelu``)."""
+        self.input_names = input_names
+        """Graph input names in the order of ``inputs``."""
+        self.param_names = param_names
+        """Parameter names in the order of ``params``."""
+        self._body = body  # (code, comment or None for the node's types, node or None) per line after the def
+        self._return_line = return_line
+        self._source = source
+
+    @property
+    def source(self) -> str:
+        """The text of ``def forward(inputs, params, consts): ...``, each line with its comment (the types it
+        defines, or what the backend did to it). Written when first asked for: compiling needs only ``text``,
+        and the comments of a long graph cost as much to write as its code."""
+        if self._source is None:
+            self._source = _with_comments(self._body, self._return_line)
+        return self._source
+
+    def node_at(self, line: int | None, columns: tuple[int, int] | None) -> Any:
+        """The node whose code is at ``line`` of ``text`` and, on a line with nested calls, ``columns`` (those of
+        the instruction that raised): the innermost node whose expression holds them. None if unknown."""
+        spans = self.line_spans.get(line)
+        if spans is None:
+            return self.line_nodes.get(line)
+        if columns is None:
+            return None
+        start, end = columns
+        inside = [(last - first, node) for first, last, node in spans if first <= start and end <= last]
+        return min(inside, key=lambda pair: pair[0])[1] if inside else None
+
+
+def failing_node(tb: types.TracebackType | None, codes: dict) -> Any:
+    """The node a failure happened in: from the innermost frame of the traceback ``tb`` that runs generated code
+    in ``codes`` (a function's code object -> its ``PyCode``), its line and the columns of the instruction that
+    raised. None when no such frame is found."""
+    found = None
+    while tb is not None:
+        code = codes.get(tb.tb_frame.f_code)
+        if code is not None:
+            found = (code, tb)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    code, tb = found
+    # (one position per 2-byte unit of bytecode; tb_lasti is the offset of the instruction that raised)
+    position = next(itertools.islice(tb.tb_frame.f_code.co_positions(), tb.tb_lasti // 2, None), None)
+    columns = (position[2], position[3]) if position is not None and position[2] is not None else None
+    return code.node_at(tb.tb_lineno, columns)
 
 
 class _Context:
     """What emitters share while one graph is written: value names and the values passed in on the side."""
 
     def __init__(self, graph):
-        self.numbering = graph.numbering()
+        # (graph.numbering() numbers the values of a node's regions after its outputs; with no region anywhere it
+        # is each value's position in definition order, made here in one comprehension)
+        self.numbering = graph.numbering() if has_regions(graph) else \
+            {v: i for i, v in enumerate([v for n in graph.nodes for v in n.outputs])}
         self.input_index = {id(n): i for i, n in enumerate(graph.input_nodes)}
         self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
         self.consts: list = []
@@ -82,6 +154,15 @@ class _Context:
         self.sources = symbol_sources(graph)
         """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
         self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
+        self._numpy_names: dict = {}
+
+    def numpy_function(self, op) -> str | None:
+        """``_numpy_function`` of the op, asked once per op while this graph is written."""
+        try:
+            return self._numpy_names[op]
+        except KeyError:
+            name = self._numpy_names[op] = _numpy_function(opdef(op))
+            return name
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"
@@ -168,10 +249,11 @@ def _numpy_function(definition: OpDef) -> str | None:
 
 
 def _emit_numpy(node, ctx: _Context) -> str:
-    name = _numpy_function(opdef(node.op))
+    name = ctx.numpy_function(node.op)
     if name is None or node.attrs:
         return _emit_impl(node, ctx)
-    return f"{name}({', '.join(ctx.args(node))})"
+    numbering = ctx.numbering
+    return f"{name}({', '.join([f'v{numbering[v]}' for v in node.inputs])})"
 
 
 def _emit_input(node, ctx: _Context) -> str:
@@ -245,7 +327,10 @@ FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
 
 
 def _emitter(node) -> Callable[[Any, _Context], str]:
-    definition = opdef(node.op)
+    return _emitter_of(opdef(node.op))
+
+
+def _emitter_of(definition: OpDef) -> Callable[[Any, _Context], str]:
     return OP_EMITTERS.get(definition.op) or FAMILY_EMITTERS.get(definition.family) or _emit_impl
 
 
@@ -259,33 +344,196 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
 
     ``statement(node, ctx)``, when given, may write a node differently: it returns ``(code, comment)`` for the
     node's line (``("", "")`` leaves the node out), or None for the usual line. The code backends use it to
-    add ``out=`` buffers and calls of fused kernels; everything else is written here, once."""
+    add ``out=`` buffers and calls of fused kernels; everything else is written here, once.
+
+    One walk over the nodes writes the code of each line; the type comments are written only when ``source`` is
+    read (see ``PyCode``). The emitter of each op is looked up once per call (not per node): the tables may be
+    edited between calls, never during one."""
     ctx = _Context(graph)
-    body: list[tuple[str, str, Any]] = []
+    numbering = ctx.numbering
+    per_op: dict[Any, tuple[Callable, bool]] = {}  # op -> (emitter, multi_output)
+    body: list[tuple[str, str | None, Any]] = [
+        (f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
+         _safe_comment(name), None) for name, source in ctx.sources.items()]
+    rows: dict[int, str] = {}  # the rows of body that read an input or a parameter: inputs[i], params[i]
+    # the rows whose value only the next row reads (once): written inside it in the text (see _text_to_compile)
+    nest: set[int] = set()
+    returned = {id(v) for v in graph.outputs} if NESTING else None
+    custom_code: list[str] = []  # the code of the lines the statement hook wrote
+    unpacked = {"inputs": ["_"] * len(ctx.input_index), "params": ["_"] * len(ctx.param_index)}  # their names
     for node in graph.nodes:
-        custom = statement(node, ctx) if statement is not None else None
-        if custom is not None:
-            if custom[0]:
-                body.append((custom[0], _safe_comment(custom[1]), node))
+        if statement is not None:
+            custom = statement(node, ctx)
+            if custom is not None:
+                if custom[0]:
+                    body.append((custom[0], _safe_comment(custom[1]), node))
+                    custom_code.append(custom[0])
+                continue
+        op = node.op
+        known = per_op.get(op)
+        if known is None:
+            definition = opdef(op)
+            known = per_op[op] = (_emitter_of(definition), definition.multi_output)
+        emit, multi_output = known
+        outputs = node.outputs
+        if len(outputs) == 1:
+            lhs = f"(v{numbering[outputs[0]]},)" if multi_output else f"v{numbering[outputs[0]]}"
+        else:
+            lhs = ", ".join([f"v{numbering[v]}" for v in outputs])
+        if (emit is _emit_input or emit is _emit_param) and not multi_output:
+            tuple_name, index = (("inputs", ctx.input_index) if emit is _emit_input else ("params", ctx.param_index))
+            rows[len(body)] = tuple_name
+            unpacked[tuple_name][index[id(node)]] = lhs
+        elif NESTING and body and body[-1][1] is None and len(body) - 1 not in rows:  # the row before: a usual one
+            before = body[-1][2].outputs
+            if len(before) == 1 and len(before[0].users) == 1 and before[0].users[0] is node and \
+                    id(before[0]) not in returned and body[-1][0].startswith("v"):
+                nest.add(len(body) - 1)
+        body.append((f"{lhs} = {emit(node, ctx)}", None, node))
+    if nest and custom_code:  # a line written by the backend may read a value by its name as well (out=v6)
+        named = set(_VARIABLE.findall("\n".join(custom_code)))
+        nest = {i for i in nest if body[i][0].split(" = ", 1)[0] not in named}
+    return_line = f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]"
+    text, line_nodes, line_spans, numpy_calls = _text_to_compile(body, return_line, rows, unpacked, nest)
+    # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
+    # type comments written later hold only dtype names, digits, commas and brackets, except for symbolic
+    # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
+    source = _with_comments(body, return_line) if ctx.sources else None
+    _check_source(text)
+    _check_source(source if source is not None else
+                  "\n".join([comment for _, comment, _ in body if comment is not None]))
+    return PyCode(text, tuple(ctx.consts), ctx.impls, list(graph.input_names),
+                  [n.attrs["name"] for n in graph.param_nodes], body, return_line, source, line_nodes, line_spans,
+                  numpy_calls)
+
+
+_NUMPY_NAME = re.compile(r"np\.(\w+)")
+_VARIABLE = re.compile(r"\bv\d+\b")
+
+
+def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, rows: dict[int, str],
+                     unpacked: dict[str, list[str]], nest: set[int]
+                     ) -> tuple[str, dict[int, Any], dict[int, list[tuple[int, int, Any]]], frozenset[str]]:
+    """The code of ``body`` written for Python's compiler, whose time grows with the lines and the names read:
+
+    - the lines that read an input or a parameter (``rows``: the row of ``body`` -> ``"inputs"`` or
+      ``"params"``) become one line each for the inputs and the parameters, where the first of them was:
+      ``v0, v1, v5 = inputs`` (each tuple holds one value per input or parameter, in order; ``unpacked`` names
+      them, ``_`` for one whose line is written otherwise);
+    - a value that only the next line reads (the rows ``nest``) is written inside it, in place of its name:
+      ``v4 = np.add(v0, np.tanh(np.matmul(v0, v1)))`` for three lines. The calls run in the same order (the
+      nested call is the only call among the arguments of the line it is nested in: the others are names,
+      numbers and ``consts[i]``), and a failure is still told by node, from the columns of the instruction
+      that raised (``PyCode.node_at``);
+    - each NumPy function is read by a name bound once outside the function: ``np_matmul(v0, v1)`` for
+      ``np.matmul(v0, v1)``, the same function.
+
+    Returns the text, the node of each of its lines, the nodes of the lines with nested calls (``(first column,
+    end column, node)``, for each node written in the line) and the NumPy names read."""
+    lines = ["def forward(inputs, params, consts):"]
+    line_nodes: dict[int, Any] = {}
+    line_spans: dict[int, list[tuple[int, int, Any]]] = {}
+    where: dict[str, int] = {}  # "inputs"/"params" -> the line that unpacks it
+
+    def add(lhs: str, rhs: str, spans: list[tuple[int, int, Any]]) -> None:
+        lines.append(f"    {lhs} = {rhs}")
+        line_nodes[len(lines)] = spans[-1][2]  # (line numbers count from 1)
+        if len(spans) > 1:
+            at = 4 + len(lhs) + 3
+            line_spans[len(lines)] = [(first + at, last + at, node) for first, last, node in spans]
+
+    carry = None  # (name, expression, spans) of the row to write inside this one
+    for i, (code, _, node) in enumerate(body):
+        tuple_name = rows.get(i)
+        if tuple_name is not None:
+            if tuple_name not in where:
+                where[tuple_name] = len(lines)
+                lines.append("")
             continue
-        names = [ctx.var(v) for v in node.outputs]
-        lhs = ", ".join(names) if len(names) > 1 or not opdef(node.op).multi_output else f"({names[0]},)"
-        comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
-        body.append((f"{lhs} = {_emitter(node)(node, ctx)}", comment, node))
-    sizes = [(f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
-              _safe_comment(name), None) for name, source in ctx.sources.items()]
-    body = sizes + body
+        if carry is None and i not in nest:
+            lines.append("    " + code)
+            line_nodes[len(lines)] = node
+            continue
+        lhs, rhs = code.split(" = ", 1)
+        spans = []
+        if carry is not None:
+            name, inner, inner_spans = carry
+            carry = None
+            # (nested only where the line calls nothing else among its arguments but the nested call: a symbolic
+            # attribute is bound by a call, consts[3](s0, s1), that must not run before it)
+            at = _read_once(rhs, name) if "](" not in rhs else -1
+            if at < 0:  # (not read once by its name after all: written on a line of its own)
+                add(name, inner, inner_spans)
+            else:
+                rhs = rhs[:at] + inner + rhs[at + len(name):]
+                spans = [(first + at, last + at, n) for first, last, n in inner_spans]
+        spans.append((0, len(rhs), node))
+        if i in nest and len(spans) < NESTED_CALLS:
+            carry = (lhs, rhs, spans)
+        else:
+            add(lhs, rhs, spans)
+    if carry is not None:
+        add(*carry)
+    for tuple_name, line in where.items():
+        names = unpacked[tuple_name]
+        lines[line] = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {tuple_name}"
+    lines.append(return_line)
+    text = "\n".join(lines) + "\n"
+    # ("np." is in generated code only as the NumPy module: every other name there is vN, sN, inputs, params,
+    # consts, impl_<op>, kernelN or an attribute's keyword, none of them followed by a dot; "np_" has its length,
+    # so the columns stand)
+    return text.replace("np.", "np_"), line_nodes, line_spans, frozenset(_NUMPY_NAME.findall(text))
+
+
+def _read_once(code: str, name: str) -> int:
+    """Where ``code`` reads the variable ``name``, if it reads it exactly once; else -1."""
+    found, start = -1, 0
+    while True:
+        at = code.find(name, start)
+        if at < 0:
+            return found
+        end = at + len(name)
+        if (at == 0 or not (code[at - 1].isalnum() or code[at - 1] == "_")) and \
+                (end == len(code) or not (code[end].isalnum() or code[end] == "_")):
+            if found >= 0:
+                return -1
+            found = at
+        start = end
+
+
+def _columns_in_tracebacks() -> bool:
+    """Python records the columns of each instruction (not under ``-X no_debug_ranges``): a failure inside a
+    nested call can then be told from one around it."""
+    code = compile("f(g(x))", "<check>", "eval")
+    return all(position[2] is not None for position in code.co_positions())
+
+
+NESTING = _columns_in_tracebacks()
+"""Whether the text may nest a call inside the next line (see ``_text_to_compile``)."""
+NESTED_CALLS = 8
+"""At most this many calls in one line of the text: Python's parser refuses an expression nested 200 deep."""
+
+
+def namespace(code: "PyCode", extra: dict[str, Callable] | None = None) -> dict[str, Any]:
+    """What the compiled ``code`` reads besides its arguments: NumPy, its ``np_<name>`` functions, the size
+    functions, the op implementations it calls and ``extra`` (a backend's kernels); no builtins."""
+    names: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
+    for name in code.numpy_calls:
+        names["np_" + name] = getattr(np, name)
+    return names
+
+
+def _with_comments(body: list[tuple[str, str | None, Any]], return_line: str) -> str:
+    """The viewable source: each line of ``body`` with its comment (the node's output types when None), the
+    comments lined up at the column after the longest code shorter than ``COMMENT_COLUMN``."""
     width = max([len(code) for code, _, _ in body if len(code) < COMMENT_COLUMN] + [0])
     lines = ["def forward(inputs, params, consts):"]
-    line_nodes = {}
     for code, comment, node in body:
-        line_nodes[len(lines) + 1] = node
+        if comment is None:
+            comment = ", ".join(_safe_comment(str(v.type)) for v in node.outputs)
         lines.append(f"    {code.ljust(width)}  # {comment}")
-    lines.append(f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]")
-    source = "\n".join(lines) + "\n"
-    _check_source(source)
-    return PyCode(source, tuple(ctx.consts), ctx.impls, list(graph.input_names),
-                  [n.attrs["name"] for n in graph.param_nodes], line_nodes)
+    lines.append(return_line)
+    return "\n".join(lines) + "\n"
 
 
 def _input_position(graph, name: str) -> int:
@@ -313,6 +561,7 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
     code = generate(graph)
     symbolic = is_symbolic_graph(graph)
     forward = _compile(code)
+    codes = {forward.__code__: code}
 
     def compiled(**named) -> list[np.ndarray]:
         bound = bind_inputs(graph, named)
@@ -323,7 +572,7 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
         try:
             outputs = forward(inputs, params, code.consts)
         except Exception as e:
-            node = code.line_nodes.get(_generated_line(e.__traceback__))
+            node = failing_node(e.__traceback__, codes)
             if node is None:
                 raise
             raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
@@ -336,9 +585,9 @@ def to_python(graph) -> Callable[..., list[np.ndarray]]:
 
 
 def _compile(code: PyCode) -> Callable:
-    namespace: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls}
-    exec(compile(code.source, FILENAME, "exec"), namespace)
-    return namespace["forward"]
+    names = namespace(code)
+    exec(compile(code.text, FILENAME, "exec"), names)
+    return names["forward"]
 
 
 def compiled_region(region) -> Callable[..., list]:
@@ -346,16 +595,6 @@ def compiled_region(region) -> Callable[..., list]:
     code = generate(region)
     forward = _compile(code)
     return lambda *values: forward(values, (), code.consts)
-
-
-def _generated_line(tb: types.TracebackType | None) -> int | None:
-    """The line of the generated source being run when the exception was raised."""
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == FILENAME:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
 
 
 def expression(node, ctx: _Context) -> str:

@@ -150,11 +150,13 @@ class Graph:
 
     @property
     def input_nodes(self) -> list[Node]:
-        return [n for n in self.nodes if n.op == Op.INPUT]
+        op = Op.INPUT  # (read once: reading an enum member costs as much as a node's test)
+        return [n for n in self.nodes if n.op == op]
 
     @property
     def param_nodes(self) -> list[Node]:
-        return [n for n in self.nodes if n.op == Op.PARAM]
+        op = Op.PARAM
+        return [n for n in self.nodes if n.op == op]
 
     @property
     def input_names(self) -> list[str]:
@@ -368,11 +370,11 @@ class Graph:
         live: set[int] = set()
         stack = list(roots)
         while stack:
-            v = stack.pop()
-            if id(v.node) in live:
+            node = stack.pop().node
+            if id(node) in live:
                 continue
-            live.add(id(v.node))
-            stack.extend(v.node.inputs)
+            live.add(id(node))
+            stack.extend(node._inputs)
         return live
 
     def remove_dead_code(self) -> int:
@@ -389,7 +391,8 @@ class Graph:
                 node.inputs = ()
                 dropped += 1
         self.nodes = keep[::-1]
-        used_params = {n.attrs["name"] for n in keep if n.op == Op.PARAM}
+        param = Op.PARAM
+        used_params = {n.attrs["name"] for n in keep if n.op == param}
         if used_params != self.param_values.keys():
             self.param_values = {k: v for k, v in self.param_values.items() if k in used_params}
         return dropped

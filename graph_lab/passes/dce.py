@@ -12,9 +12,7 @@ from ..ops import Op, opdef
 
 
 def dce(graph: Graph) -> list[str]:
-    impure = [v for n in graph.nodes if not opdef(n.op).pure for v in n.outputs]  # kept even when unread
-    live = graph.needed_by(list(graph.outputs) + impure)
-    dead = [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]
+    dead = _dead_nodes(graph)
     if not dead:
         return []
     numbering = graph.numbering()
@@ -22,3 +20,22 @@ def dce(graph: Graph) -> list[str]:
     for node in reversed(dead):  # users before producers, so each is unread when erased
         graph.erase_node(node)
     return report
+
+
+def would_change(graph: Graph) -> bool:
+    """Whether ``dce(graph)`` would remove a node; ``graph`` is not changed."""
+    return bool(_dead_nodes(graph))
+
+
+def _dead_nodes(graph: Graph) -> list:
+    """The nodes ``dce`` removes, in graph order: those no output and no impure node needs (inputs stay)."""
+    pure: dict = {}  # op -> OpDef.pure, asked once per op
+    impure = []  # kept even when unread
+    for n in graph.nodes:
+        is_pure = pure.get(n.op)
+        if is_pure is None:
+            is_pure = pure[n.op] = opdef(n.op).pure
+        if not is_pure:
+            impure.extend(n.outputs)
+    live = graph.needed_by(list(graph.outputs) + impure)
+    return [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]

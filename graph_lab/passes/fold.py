@@ -30,12 +30,18 @@ TYPE_ONLY_OPS = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
 """Ops whose result depends on their operand's type only, not its values."""
 
 
+_CONST = Op.CONST  # (an enum member read once: reading it costs as much as a node's test)
+
+
 def _foldable(node: Node) -> bool:
     if node.op in SOURCE_OPS or not opdef(node.op).pure or not node.inputs:
         return False
     if node.op in TYPE_ONLY_OPS:
         return True
-    return all(v.node.op == Op.CONST for v in node.inputs)
+    for v in node.inputs:
+        if v.node.op != _CONST:
+            return False
+    return True
 
 
 def _evaluate(node: Node):
@@ -61,6 +67,15 @@ def _small(t: TensorType, max_elements: int) -> bool:
     """A size known to be at most ``max_elements``: a symbolic size is not asked (no guard decides it, and a
     constant must have one shape anyway)."""
     return not any(is_symbolic(d) for d in t.shape) and t.size <= max_elements
+
+
+def would_change(graph: Graph, max_elements: int = MAX_ELEMENTS) -> bool:
+    """Whether ``fold_constants(graph, max_elements)`` would try to fold a node (then it may change the graph);
+    ``graph`` is not changed."""
+    for node in graph.nodes:
+        if _foldable(node) and all(_small(v.type, max_elements) for v in node.outputs):
+            return True
+    return False
 
 
 def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:

@@ -4,8 +4,9 @@
     for r in reports: print(r)                     # "cse: 14 -> 12 ops, 2 changes (0.1 ms)"
 
 A pass is a function ``Graph -> list[str]`` that edits the graph in place and returns one line per change (an
-empty list: nothing changed). ``run_pipeline`` copies the graph first, runs each pass in order, checks the
-graph's invariants after each (``verify``) and records a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
+empty list: nothing changed). ``run_pipeline`` copies the graph (before the first pass that would change it, see
+``run_pipeline_on``), runs each pass in order, checks the graph's invariants after each (``verify``) and records
+a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
 ``set_logs("passes")``) prints every report and change as it happens.
 
 Pipelines:
@@ -28,6 +29,7 @@ from typing import Callable, Iterable
 
 from .. import logs
 from ..ir.graph import Graph, Node
+from . import cse as _cse, dce as _dce, fold as _fold, simplify as _simplify
 from .conv_bn import fold_conv_bn
 from .cse import cse
 from .dce import dce
@@ -46,6 +48,15 @@ PASSES: dict[str, Pass] = {
     "freeze_params": freeze_params,    # parameters become constants (no overrides afterwards)
     "conv_bn": fold_conv_bn,           # batch norm folded into the convolution before it
 }
+
+WOULD_CHANGE: dict[Pass, Callable[[Graph], bool]] = {
+    simplify: _simplify.would_change,
+    fold_constants: _fold.would_change,
+    cse: _cse.would_change,
+    dce: _dce.would_change,
+}
+"""For a pass (the function), a check that the pass would leave a graph as it is and report nothing when it says
+False; it looks without changing anything. The pipeline asks it before copying the graph (see ``run_pipeline``)."""
 
 PIPELINES: dict[str, list[str]] = {
     "none": [],
@@ -97,14 +108,39 @@ def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verif
 
     ``verify`` checks the IR after every pass (a pass that breaks it raises ``VerifyError`` naming the node);
     ``log`` prints each report and its changes (as ``GRAPH_LAB_LOGS=passes`` does)."""
+    work, reports = run_pipeline_on(graph, pipeline, verify=verify, log=log)
+    return (copy_graph(graph) if work is graph else work), reports
+
+
+def run_pipeline_on(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verify: bool = True,
+                    log: bool = False) -> tuple[Graph, list[PassReport]]:
+    """``run_pipeline``, but returning ``graph`` itself when no pass changes it (most graphs: nothing to fold,
+    merge or remove). ``graph`` is never changed: it is copied before the first pass that may change it.
+
+    Copying a graph costs as much as a pass over it, so the pipeline first asks each pass whether it would change
+    the graph (``WOULD_CHANGE``; a pass without a check is taken to change it): while none would, the passes are
+    reported as having found nothing, which they would have. For a caller that owns ``graph`` and will not edit
+    it afterwards (compile() with the graphs it captures); ``run_pipeline`` copies the result in that case."""
     names = pipeline_passes(pipeline)
-    work = copy_graph(graph)
+    work = graph
     reports = []
+    count = graph.count()
     for name in names:
-        before = work.count()
+        before = count
         start = time.perf_counter()
-        changes = PASSES[name](work)
-        report = PassReport(name, before, work.count(), changes, time.perf_counter() - start)
+        apply = PASSES[name]
+        if work is graph:
+            unchanged = WOULD_CHANGE.get(apply)
+            if unchanged is not None and not unchanged(graph):
+                changes = []
+            else:
+                work = copy_graph(graph)
+                start = time.perf_counter()  # (the copy is not the pass's time)
+        if work is not graph:
+            changes = apply(work)
+        if changes:  # (a pass that reports no change changed nothing: the count stands)
+            count = work.count()
+        report = PassReport(name, before, count, changes, time.perf_counter() - start)
         if verify:
             work.verify()
         reports.append(report)
@@ -125,11 +161,17 @@ def copy_graph(graph: Graph) -> Graph:
     """An independent copy: new nodes and values, the same attributes, inputs, parameters and guards."""
     new = Graph(graph.name)
     mapping = {}
+    nodes = new.nodes
     for node in graph.nodes:
-        copy = Node(node.op, (mapping[v] for v in node.inputs), dict(node.attrs), (v.type for v in node.outputs),
-                    node.loc)
-        new.nodes.append(copy)
-        mapping.update(zip(node.outputs, copy.outputs))
+        outputs = node.outputs
+        # (tuples made here, as Node takes them without another copy; one output is the common case)
+        copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), dict(node.attrs),
+                    (outputs[0].type,) if len(outputs) == 1 else tuple([v.type for v in outputs]), node.loc)
+        nodes.append(copy)
+        if len(outputs) == 1:
+            mapping[outputs[0]] = copy.outputs[0]
+        else:
+            mapping.update(zip(outputs, copy.outputs))
     new.outputs = [mapping[v] for v in graph.outputs]
     new.out_tree = graph.out_tree
     new.param_values = dict(graph.param_values)

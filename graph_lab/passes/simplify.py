@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
-from ..ops import Op
+from ..ops import REGISTRY, Op
 
 
 class Rule(NamedTuple):
@@ -28,9 +28,12 @@ class Rule(NamedTuple):
     """The value to use instead of the node's output, or None when the rule does not apply."""
 
 
+_CONST = Op.CONST  # (an enum member read once: reading it costs as much as the test, asked for most nodes)
+
+
 def is_const(v: Value, number: float, *, negative_zero: bool | None = None) -> bool:
     """``v`` is a constant whose every element equals ``number`` (and, if asked, has that sign of zero)."""
-    if v.node.op != Op.CONST:
+    if v.node.op != _CONST:
         return False
     value = np.asarray(v.node.attrs["value"])
     if value.dtype.kind not in "iufb" or value.size == 0 or not np.all(value == number):
@@ -77,9 +80,9 @@ RULES: list[Rule] = [
          lambda n, g: first(n) if is_const(second(n), 0, negative_zero=True) else None),
     Rule(Op.ADD, "(-0.0) + x -> x", lambda n, g: second(n) if is_const(first(n), 0, negative_zero=True) else None),
     Rule(Op.ADD, "x + 0 -> x (integer x)",  # integers have one zero
-         lambda n, g: first(n) if is_integer(first(n)) and is_const(second(n), 0) else None),
+         lambda n, g: first(n) if is_const(second(n), 0) and is_integer(first(n)) else None),
     Rule(Op.ADD, "0 + x -> x (integer x)",
-         lambda n, g: second(n) if is_integer(second(n)) and is_const(first(n), 0) else None),
+         lambda n, g: second(n) if is_const(first(n), 0) and is_integer(second(n)) else None),
     Rule(Op.SUB, "x - 0.0 -> x",  # -0.0 - 0.0 = -0.0 (but -0.0 - -0.0 = 0.0)
          lambda n, g: first(n) if is_const(second(n), 0, negative_zero=False) else None),
     Rule(Op.NEG, "-(-x) -> x",  # exact for floats; integers wrap around and back
@@ -93,6 +96,20 @@ RULES: list[Rule] = [
     Rule(Op.RESHAPE, "reshape(x, x.shape) -> x",
          lambda n, g: first(n) if n.attrs["shape"] == first(n).type.shape else None),
 ]
+
+
+def has_regions(graph: Graph) -> bool:
+    """``any(node.regions for node in graph.nodes)``, the op table asked once per op rather than once per node
+    (only the ops whose definition names regions can have any)."""
+    named: dict = {}  # op -> its definition names regions
+    for node in graph.nodes:
+        names = named.get(node.op)
+        if names is None:
+            definition = REGISTRY.get(node.op)
+            names = named[node.op] = definition is not None and bool(definition.regions)
+        if names and node.regions:
+            return True
+    return False
 
 
 def _aliasing_outputs(graph: Graph) -> set[int]:
@@ -113,6 +130,15 @@ def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[st
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
 
 
+def _numbering_of(graph: Graph, nodes: list[Node]) -> dict[Value, int]:
+    """``graph.numbering()`` as it was when ``graph.nodes`` was ``nodes``."""
+    view = Graph(graph.name)
+    view.nodes = nodes
+    out: dict[Value, int] = {}
+    view._number(out, {id(graph)})
+    return out
+
+
 def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
     report: list[str] = []
@@ -123,19 +149,29 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     changed = True
     while changed:
         changed = False
-        numbering = graph.numbering()  # names in the report: %N as printed before the rewrite
-        for node in list(graph.nodes):
-            if len(node.outputs) != 1 or not (node.output.users or node.output in graph.outputs):
+        # Names in the report: %N as printed before the rewrite. Numbered only when a rule applies (most graphs
+        # have nothing to simplify), from the nodes as they were then: a rule may insert a node before it is
+        # known to apply, and such a node has no number yet.
+        before = list(graph.nodes)
+        numbering = None
+        for node in before:
+            rules = rules_of.get(node.op)
+            if rules is None:
+                continue  # (most nodes: no rule looks at their op)
+            outputs = node.outputs
+            if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
-            for rule in rules_of.get(node.op, ()):
+            for rule in rules:
                 new = rule.rewrite(node, graph)
-                if new is None or new.type != node.output.type:
+                if new is None or new.type != outputs[0].type:
                     continue
+                if numbering is None:
+                    numbering = _numbering_of(graph, before)
                 text = graph.node_text(node, numbering)  # (values inserted by the rewrite are not its operands)
                 graph.replace_all_uses_with(node.output, new)
                 graph.erase_node(node)
                 report.append(f"{rule.name}: {text}")
-                numbering = graph.numbering()
+                before, numbering = list(graph.nodes), None
                 changed = True
                 break
     if report:
@@ -143,7 +179,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    regions = [node for node in graph.nodes if node.regions]
+    regions = [node for node in graph.nodes if node.regions] if has_regions(graph) else []
     numbering = graph.numbering() if regions else None
     for node in regions:
         report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
@@ -151,3 +187,53 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     if report:  # an untouched graph is as valid as it was
         graph.verify()
     return report
+
+
+class _WouldEdit(Exception):
+    pass
+
+
+class _LookingOnly:
+    """Stands in for the graph while ``would_change`` asks the rules: a rule that would edit the graph (merging two
+    transposes inserts the merged one) may apply, and says so by touching it."""
+
+    def __getattr__(self, name):
+        raise _WouldEdit(name)
+
+
+def would_change(graph: Graph, rules: list[Rule] = RULES) -> bool:
+    """Whether ``simplify(graph, rules)`` would change ``graph`` or report anything; ``graph`` is not changed.
+
+    True when a rule applies to a node simplify would look at (or would edit the graph to find out), when a node
+    is dead or a stored parameter has no node (``remove_dead_code`` drops them), or when a node has regions (the
+    report says they were not simplified). Otherwise simplify finds nothing: the pipeline then need not copy the
+    graph for it (see ``manager.run_pipeline``)."""
+    if has_regions(graph):
+        return True
+    rules_of: dict[Op, list[Rule]] = {}
+    for rule in rules:
+        rules_of.setdefault(rule.op, []).append(rule)
+    looking = _LookingOnly()
+    for node in graph.nodes:
+        node_rules = rules_of.get(node.op)
+        if node_rules is None:
+            continue
+        outputs = node.outputs
+        if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
+            continue  # dead: found below
+        for rule in node_rules:
+            try:
+                new = rule.rewrite(node, looking)
+            except _WouldEdit:
+                return True
+            if new is not None and new.type == outputs[0].type:
+                return True
+    live = graph.needed_by(graph.outputs)
+    source, param = Op.INPUT, Op.PARAM
+    params = set()
+    for node in graph.nodes:
+        if id(node) not in live and node.op != source:
+            return True
+        if node.op == param:
+            params.add(node.attrs["name"])
+    return params != graph.param_values.keys()

@@ -278,8 +278,8 @@ def backend_runner(graph: Graph, backend: str):
     leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
     if backend == "interpret":
         return interpret_runner(graph)
-    from ...backends.compiled import compile_graph
-    return compile_graph(graph, backend=backend, passes="exact", verify=False).run
+    from ...backends.compiled import compile_captured  # (compile_graph, without a copy of a graph left as it is)
+    return compile_captured(graph, backend=backend, passes="exact", verify=False).run
 
 
 class RecipeMaker:
