@@ -55,6 +55,28 @@ def test_dce_keeps_an_op_that_is_not_pure(exp_is_random):
     assert dce(g) == [] and "exp" in ops(g)
 
 
+@pytest.mark.parametrize("pipeline", list(manager.PIPELINES))
+def test_no_pipeline_drops_an_unread_op_that_is_not_pure(exp_is_random, pipeline):
+    """simplify ends with Graph.remove_dead_code: it, like dce, must keep an unread random draw (and what it reads),
+    since eager code runs it."""
+    b = GraphBuilder("effect")
+    x = b.input("x", (3,))
+    b.exp(b.tanh(x))  # unread, impure, and reads a pure node that only it needs
+    g = b.output(b.mul(b.neg(x), b.const(1.0)))  # x * 1 makes simplify fire
+    out, _ = run_pipeline(g, pipeline)
+    assert "exp" in ops(out) and "tanh" in ops(out), (pipeline, ops(out))
+    g.remove_dead_code()
+    assert ops(g).count("exp") == 1 and ops(g).count("tanh") == 1
+
+
+def test_remove_dead_code_drops_unread_pure_ops():
+    b = GraphBuilder("dead")
+    x = b.input("x", (3,))
+    b.exp(b.tanh(x))
+    g = b.output(b.neg(x))
+    assert g.remove_dead_code() == 2 and ops(g) == ["input", "neg"]
+
+
 # --- cse
 
 def test_cse_merges_repeated_computations_and_whole_chains():

@@ -381,8 +381,14 @@ class Graph:
         """Drop nodes whose outputs nothing needs (inputs stay: they are the signature). Returns how many.
 
         A control-flow node is one node here: kept whole while any of its outputs is needed, dropped when none
-        is (its regions compute nothing else). Dead code inside a region is removed when the region is built."""
+        is (its regions compute nothing else). Dead code inside a region is removed when the region is built.
+        An op that is not pure (``OpDef.pure``: a random draw, an effect) stays, with what it reads, as ``dce``
+        keeps it: eager code runs it whether or not its result is read."""
         live = self.needed_by(self.outputs)
+        impure = [v for node in self.nodes if id(node) not in live and not opdef(node.op).pure
+                  for v in node.outputs]  # (asked of the dead only: usually none)
+        if impure:
+            live = self.needed_by(list(self.outputs) + impure)
         keep, dropped = [], 0
         for node in reversed(self.nodes):
             if id(node) in live or node.op == Op.INPUT:
