@@ -124,38 +124,43 @@ def jax_jaxpr(n: int, x, ws):
 def main() -> None:
     header("W2: capture time per node, residual chains x = x + tanh(x @ W_i) on [4, 8]")
     rng = np.random.default_rng(0)
-    rows = []
-    per_node: dict[str, list[float]] = {}
+    node_counts, times = [], {}
+    inputs = []
     for n in SIZES:
         ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
         x = rng.standard_normal((4, 8))
+        inputs.append((n, x, ws))
         nodes = trace(chain, {"x": (4, 8)}, ws).count()
         lr = capture_lazy(x, ws)
         assert lr.graphs == [nodes]
-        times = {"trace": median_time(lambda: capture_trace(ws)),
-                 "script": median_time(lambda: graph_lab.script(chain, {"x": (4, 8)}, ws)),
-                 "LazyRunner (record + run)": median_time(lambda: capture_lazy(x, ws)),
-                 "compile() first call": median_time(lambda: capture_compile(x, ws))}
+        node_counts.append(nodes)
+        for name, seconds in (("trace", median_time(lambda: capture_trace(ws))),
+                              ("script", median_time(lambda: graph_lab.script(chain, {"x": (4, 8)}, ws))),
+                              ("LazyRunner (record + run)", median_time(lambda: capture_lazy(x, ws))),
+                              ("compile() first call", median_time(lambda: capture_compile(x, ws)))):
+            times.setdefault(name, []).append(seconds)
         capture, backend = compile_phases(x, ws)
-        times["of which capture"], times["of which backend"] = capture, backend
+        times.setdefault("of which capture", []).append(capture)
+        times.setdefault("of which backend", []).append(backend)
+    # The peers come after every graph_lab figure: importing torch and jax makes the process hold ten times more
+    # objects (~230,000 against ~24,000), and each full pass of the cyclic GC, which any capture's garbage
+    # triggers now and then, then takes longer (measured: trace 5-11% slower per node with them imported).
+    for n, x, ws in inputs:
         fx = torch_fx(n)
         if fx is not None:
-            times["torch.fx symbolic_trace"] = median_time(fx)
+            times.setdefault("torch.fx symbolic_trace", []).append(median_time(fx))
         jaxpr = jax_jaxpr(n, x, ws)
         if jaxpr is not None:
-            times["jax.make_jaxpr"] = median_time(jaxpr)
-        row = [str(n), str(nodes)]
-        for name, seconds in times.items():
-            per_node.setdefault(name, []).append(seconds / nodes)
-            row.append(f"{seconds / nodes * 1e6:.1f}")
-        rows.append(row)
+            times.setdefault("jax.make_jaxpr", []).append(median_time(jaxpr))
+    per_node = {name: [t / nodes for t, nodes in zip(v, node_counts)] for name, v in times.items()}
+    rows = [[str(n), str(nodes)] + [f"{per_node[name][i] * 1e6:.1f}" for name in per_node]
+            for i, (n, nodes) in enumerate(zip(SIZES, node_counts))]
     print_header("microseconds per node (median of 5 samples, each a batch of captures of ~20 ms)")
     print_table(["layers", "nodes"] + list(per_node), rows)
     print("(compile()'s first call also runs the graph; its capture and backend phases are as the compiled function "
           "records them, median of 5 first calls)")
     print("\nlinear fit of the time of one capture, a + b * nodes, over N = 1 .. 1024 (least squares, weighted so "
           "each N counts alike):")
-    node_counts = [int(r[1]) for r in rows]
     for name, v in per_node.items():
         a, b = linear_fit(node_counts, [t * n for t, n in zip(v, node_counts)])
         print(f"  {name}: {a * 1e6:.0f} us + {b * 1e6:.1f} us per node")

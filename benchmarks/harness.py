@@ -42,10 +42,23 @@ def machine() -> str:
         blas = f"{config['Build Dependencies']['blas']['name']} {config['Build Dependencies']['blas']['version']}"
     except Exception:
         pass
-    extras = [f"{name} {module.__version__}" for name, module in optional_libraries().items()]
+    extras = [f"{name} {version}" for name, version in optional_versions().items()]
     load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     return (f"{cpu_model()}, {cpus} CPUs{load}; Python {platform.python_version()}, NumPy {np.__version__} "
             f"({blas}); {', '.join(extras) if extras else 'torch and jax not installed'}")
+
+
+def optional_versions() -> dict:
+    """torch's and jax's installed versions, read from their package metadata without importing them (an import
+    would load their objects into this process before graph_lab is measured)."""
+    from importlib import metadata
+    found = {}
+    for name in ("torch", "jax"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 def optional_libraries() -> dict:
