@@ -113,3 +113,32 @@ def test_constant_snapshot_keeps_layout_and_value():
     np.testing.assert_array_equal(value, w)
     w[0, 0] = 100.0  # a later write does not reach the graph
     assert value[0, 0] == 0.0
+
+
+def test_static_input_types_are_shared_and_right():
+    """trace and script make one TensorType per static input shape and dtype, shared by later captures: it
+    must equal the type made anew, and the graphs must compute what NumPy computes."""
+    import graph_lab
+    from graph_lab.frontends.trace import parse_spec
+
+    def f(x, y):
+        return np.tanh(x @ y) + x.sum()
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    y = np.ones((4, 4), np.float32)
+    shapes = {"x": ((3, 4), "float32"), "y": ((4, 4), "float32")}
+    for capture in (trace, graph_lab.script):
+        first, second = capture(f, shapes), capture(f, shapes)
+        for g in (first, second):
+            for n in g.input_nodes:
+                dims, dtype = parse_spec(n.attrs["name"], shapes[n.attrs["name"]])
+                assert n.output.type == TensorType(dtype, dims) == n.attrs["type"]
+                assert n.output.type.dtype == np.float32
+            (got,) = g.to_python()(x=x, y=y)  # (the list of outputs)
+            np.testing.assert_allclose(got, f(x, y), rtol=1e-6)
+        assert [n.output.type for n in first.input_nodes] == [n.output.type for n in second.input_nodes]
+        assert first.input_nodes[0].output.type is second.input_nodes[0].output.type
+        assert str(first) == str(second)
+    # a float64 shape of the same sizes is another type
+    g = trace(f, {"x": (3, 4), "y": (4, 4)})
+    assert g.input_nodes[0].output.type == TensorType(np.dtype(np.float64), (3, 4))

@@ -272,11 +272,25 @@ def _any_symbolic(specs: dict) -> bool:
     return False
 
 
+_STATIC_INPUT_TYPES: dict[tuple, TensorType] = {}
+"""The type of each static input shape seen, by (dtype, sizes)."""
+
+
 def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -> TensorType:
     """The type of an input, each ``Dim`` declared in the capture's ShapeEnv (its range becomes a guard)."""
     env = tracer.shape_env
     if env is None and all(type(d) is int for d in dims):
-        return TensorType(dtype, dims)  # all sizes static
+        # All sizes static: the type is made once per (dtype, shape) and shared, as ``TensorType.of`` does for
+        # arrays. Types are immutable, so sharing is safe, and the op rules' memo (``ops.base.infer_static``)
+        # then finds the first op on an input by identity, as it finds every later one, instead of hashing a
+        # new type object in every capture (and adding an entry for it to the memo each time).
+        key = (dtype, dims)
+        hit = _STATIC_INPUT_TYPES.get(key)
+        if hit is None:
+            if len(_STATIC_INPUT_TYPES) >= 4096:
+                _STATIC_INPUT_TYPES.clear()
+            hit = _STATIC_INPUT_TYPES[key] = TensorType(dtype, dims)
+        return hit
     try:
         return TensorType(dtype, tuple(env.declare(d, loc) if isinstance(d, Dim) else d for d in dims))
     except OpError as e:
