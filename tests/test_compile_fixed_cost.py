@@ -74,3 +74,24 @@ def test_rules_grouped_again_when_the_list_changes():
     assert simplify.would_change(g)
     assert not simplify.would_change(g, [r for r in simplify.RULES if r.op != "mul"])
     assert simplify.would_change(g)
+
+
+def test_dce_check_answered_by_simplify_check():
+    """Where simplify's check finds a graph unchanged, dce's does too (the pipeline skips the latter)."""
+    from graph_lab.passes import dce
+    from graph_lab.ir.graph import Graph
+
+    b = GraphBuilder("g")
+    x = b.input("x", (4,), "float32")
+    y = b.tanh(x)
+    b.exp(x)  # dead
+    g = b.output(b.add(y, y))
+    assert simplify.would_change(g) and dce.would_change(g)
+    b2 = GraphBuilder("h")
+    x2 = b2.input("x", (4,), "float32")
+    h = b2.output(b2.tanh(x2))
+    assert not simplify.would_change(h) and not dce.would_change(h)
+    for graph in (g, h):
+        from graph_lab.passes.manager import run_pipeline
+        out, reports = run_pipeline(graph, "exact")
+        assert str(out) == str(run_pipeline(graph, ["simplify", "fold", "cse", "dce"])[0])
