@@ -342,16 +342,18 @@ class Generated:
     plan: BufferPlan
 
 
-def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES) -> Generated:
+def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False) -> Generated:
+    """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s)."""
     scalars = scalar_operands(graph)
-    plain = pycode.generate(graph, out_statement(None, scalars))
+    plain = pycode.generate(graph, out_statement(None, scalars), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
     # min_bytes has no line that may write into a buffer: neither gets a plan)
-    if is_symbolic_graph(graph) or largest_result_bytes(graph) < min_bytes:
+    if (not straight_static and is_symbolic_graph(graph)) or largest_result_bytes(graph) < min_bytes:
         plan = BufferPlan()
     else:
         plan = plan_buffers(graph, node_steps(graph), min_bytes)
-    reusing = pycode.generate(graph, out_statement(plan, scalars)) if plan.out or plan.workspace else plain
+    reusing = (pycode.generate(graph, out_statement(plan, scalars), straight_static=straight_static)
+               if plan.out or plan.workspace else plain)
     return Generated(plain, reusing, plan)
 
 

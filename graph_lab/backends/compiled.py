@@ -46,10 +46,11 @@ class CompiledGraph:
         """The pass pipeline that ran, by name or as a list of passes."""
         self.reports = reports
         """One ``PassReport`` per pass."""
-        self.input_names = list(graph.input_names)
+        input_nodes = graph.input_nodes
+        self.input_names = [n.attrs["name"] for n in input_nodes]  # (graph.input_names)
         self.param_names = [n.attrs["name"] for n in graph.param_nodes]
         self._params = tuple(graph.param_values[n] for n in self.param_names)
-        self._array_inputs = [i for i, n in enumerate(graph.input_nodes) if n.output.type.ndim > 0]
+        self._array_inputs = [i for i, n in enumerate(input_nodes) if n.output.type.ndim > 0]
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
         self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
@@ -151,12 +152,13 @@ class CodegenGraph(CompiledGraph):
 
     def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = MIN_BUFFER_BYTES,
                  generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen",
-                 why: str = ""):
+                 why: str = "", straight_static: bool = False):
+        # (``straight_static``: the caller checked that the graph has no region and no symbolic size)
         super().__init__(graph, backend, pipeline, reports)
         self.why = why
         """Why another requested backend left this graph to codegen ('' when it was asked for)."""
-        symbolic = is_symbolic_graph(graph)
-        self.generated = generated or codegen.generate(graph, min_bytes)
+        symbolic = not straight_static and is_symbolic_graph(graph)
+        self.generated = generated or codegen.generate(graph, min_bytes, straight_static=straight_static)
         plain = codegen.compile_source(self.generated.plain, extra)
         reusing = (plain if self.generated.reusing is self.generated.plain
                    else codegen.compile_source(self.generated.reusing, extra))
@@ -256,5 +258,5 @@ def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[Pas
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
     from .fused import compile_fused
-    return compile_fused(optimized, passes, reports, options, auto=backend == "auto")
+    return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True)
 

@@ -138,7 +138,7 @@ class FusedGraph(CodegenGraph):
     """``codegen`` with some node groups replaced by calls of compiled kernels."""
 
     def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
-                 options: FusedOptions, note: str = ""):
+                 options: FusedOptions, note: str = "", straight_static: bool = False):
         self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
@@ -146,13 +146,16 @@ class FusedGraph(CodegenGraph):
         self.kernels = kernels
         if kernels:
             plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
-            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()))
-            reusing = pycode.generate(graph, _statement(graph, kernels, plan)) if plan.out or plan.workspace else plain
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()),
+                                    straight_static=straight_static)
+            reusing = (pycode.generate(graph, _statement(graph, kernels, plan), straight_static=straight_static)
+                       if plan.out or plan.workspace else plain)
             generated = codegen.Generated(plain, reusing, plan)
-        else:
-            generated = codegen.generate(graph, options.min_buffer_bytes)  # exactly codegen's code
+        else:  # exactly codegen's code
+            generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
-        super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused")
+        super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
+                         straight_static=straight_static)
 
     @property
     def partition(self) -> Partition:
@@ -215,19 +218,23 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
     return statement
 
 
+_DEFAULT_OPTIONS = FusedOptions()  # (frozen: one instance serves every compile that passes none)
+
+
 def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None = None,
-                  auto: bool = False) -> CodegenGraph:
-    """The fused backend for an optimized graph (see ``compiled.compile_graph``)."""
-    options = options or FusedOptions()
+                  auto: bool = False, straight_static: bool = False) -> CodegenGraph:
+    """The fused backend for an optimized graph (see ``compiled.compile_graph``). ``straight_static``: the caller
+    checked that ``graph`` has no control-flow region and no symbolic size (``compiled._not_fused_yet``)."""
+    options = options or _DEFAULT_OPTIONS
     if options.fuse != "always" and _largest_result(graph) < cost.MIN_ELEMENTS:
         # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
         # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small arrays.
-        return FusedGraph(graph, pipeline, reports, None, {}, options)
+        return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static)
     part = partition(graph)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if options.fuse == "never" or not candidates:
         _decide_without_measuring(part)
-        return FusedGraph(graph, pipeline, reports, part, {}, options)
+        return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static)
     engine = _engine(options)
     if engine.toolchain is None:
         if not auto:  # backend="auto" means "fused where there is a compiler": nothing to warn about
@@ -249,7 +256,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
         return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}")
     for g in part.kernels():
         logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
-    return FusedGraph(graph, pipeline, reports, part, calls, options)
+    return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static)
 
 
 def _largest_result(graph: Graph) -> int:

@@ -142,27 +142,26 @@ def failing_node(tb: types.TracebackType | None, codes: dict) -> Any:
 class _Context:
     """What emitters share while one graph is written: value names and the values passed in on the side."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, straight_static: bool = False):
         # (graph.numbering() numbers the values of a node's regions after its outputs; with no region anywhere it
         # is each value's position in definition order, made here in one comprehension)
-        self.numbering = graph.numbering() if has_regions(graph) else \
+        self.numbering = graph.numbering() if not straight_static and has_regions(graph) else \
             {v: i for i, v in enumerate([v for n in graph.nodes for v in n.outputs])}
         self.input_index = {id(n): i for i, n in enumerate(graph.input_nodes)}
         self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
         self.consts: list = []
         self.impls: dict[str, Callable] = {}
-        self.sources = symbol_sources(graph)
+        self.sources = {} if straight_static else symbol_sources(graph)
         """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
         self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
         self._numpy_names: dict = {}
 
     def numpy_function(self, op) -> str | None:
         """``_numpy_function`` of the op, asked once per op while this graph is written."""
-        try:
-            return self._numpy_names[op]
-        except KeyError:
+        name = self._numpy_names.get(op, False)  # (not try/except: each op misses once per graph)
+        if name is False:
             name = self._numpy_names[op] = _numpy_function(opdef(op))
-            return name
+        return name
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"
@@ -339,7 +338,7 @@ def _emitter_of(definition: OpDef) -> Callable[[Any, _Context], str]:
 Statement = Callable[[Any, _Context], "tuple[str, str] | None"]
 
 
-def generate(graph, statement: Statement | None = None) -> PyCode:
+def generate(graph, statement: Statement | None = None, *, straight_static: bool = False) -> PyCode:
     """The source of ``forward(inputs, params, consts)`` computing ``graph``'s outputs as a list.
 
     ``statement(node, ctx)``, when given, may write a node differently: it returns ``(code, comment)`` for the
@@ -348,8 +347,11 @@ def generate(graph, statement: Statement | None = None) -> PyCode:
 
     One walk over the nodes writes the code of each line; the type comments are written only when ``source`` is
     read (see ``PyCode``). The emitter of each op is looked up once per call (not per node): the tables may be
-    edited between calls, never during one."""
-    ctx = _Context(graph)
+    edited between calls, never during one.
+
+    ``straight_static``: the caller has checked that ``graph`` has no control-flow region and no symbolic size
+    (``has_regions``, ``is_symbolic_graph``), so that they are not asked again."""
+    ctx = _Context(graph, straight_static)
     numbering = ctx.numbering
     per_op: dict[Any, tuple[Callable, bool]] = {}  # op -> (emitter, multi_output)
     body: list[tuple[str, str | None, Any]] = [

@@ -58,6 +58,10 @@ WOULD_CHANGE: dict[Pass, Callable[[Graph], bool]] = {
 """For a pass (the function), a check that the pass would leave a graph as it is and report nothing when it says
 False; it looks without changing anything. The pipeline asks it before copying the graph (see ``run_pipeline``)."""
 
+ANSWERED_BY: dict[Pass, Pass] = {dce: simplify}
+"""A pass whose check need not run on a graph that the other pass's check found unchanged: simplify's check says
+True for any dead node (``remove_dead_code`` would drop it), and dce removes dead nodes only."""
+
 PIPELINES: dict[str, list[str]] = {
     "none": [],
     "exact": ["simplify", "fold", "cse", "dce"],
@@ -125,13 +129,15 @@ def run_pipeline_on(graph: Graph, pipeline: str | Iterable[str] = "exact", *, ve
     work = graph
     reports = []
     count = graph.count()
+    cleared = set()  # the passes whose check found ``graph`` unchanged
     for name in names:
         before = count
         start = time.perf_counter()
         apply = PASSES[name]
         if work is graph:
             unchanged = WOULD_CHANGE.get(apply)
-            if unchanged is not None and not unchanged(graph):
+            if unchanged is not None and (ANSWERED_BY.get(apply) in cleared or not unchanged(graph)):
+                cleared.add(apply)
                 changes = []
             else:
                 work = copy_graph(graph)

@@ -201,6 +201,24 @@ class _LookingOnly:
         raise _WouldEdit(name)
 
 
+_last_rules_by_op: tuple = ((), {})
+
+
+def _rules_by_op(rules: list[Rule]) -> dict[Op, list[Rule]]:
+    """``rules`` grouped by the op they apply to, in order. The grouping of the last list asked for is kept (every
+    pipeline asks with ``RULES``), under the identities of its rules, so that an edited list is grouped again
+    (the kept grouping holds the rules themselves: their identities are not reused while it is kept)."""
+    global _last_rules_by_op
+    key = tuple(map(id, rules))
+    if _last_rules_by_op[0] == key:
+        return _last_rules_by_op[1]
+    rules_of: dict[Op, list[Rule]] = {}
+    for rule in rules:
+        rules_of.setdefault(rule.op, []).append(rule)
+    _last_rules_by_op = (key, rules_of)
+    return rules_of
+
+
 def would_change(graph: Graph, rules: list[Rule] = RULES) -> bool:
     """Whether ``simplify(graph, rules)`` would change ``graph`` or report anything; ``graph`` is not changed.
 
@@ -210,9 +228,7 @@ def would_change(graph: Graph, rules: list[Rule] = RULES) -> bool:
     graph for it (see ``manager.run_pipeline``)."""
     if has_regions(graph):
         return True
-    rules_of: dict[Op, list[Rule]] = {}
-    for rule in rules:
-        rules_of.setdefault(rule.op, []).append(rule)
+    rules_of = _rules_by_op(rules)
     looking = _LookingOnly()
     for node in graph.nodes:
         node_rules = rules_of.get(node.op)

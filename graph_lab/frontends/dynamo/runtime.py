@@ -69,10 +69,9 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.recompile_limit = recompile_limit
         self.code = fn.__code__
-        self.signature = inspect.signature(fn)
-        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._signature: inspect.Signature | None = None
         # Calls with exactly the positional arguments skip inspect's binding (it costs microseconds per call).
-        self._simple_argcount = self.code.co_argcount if plain else -1
+        self._simple_argcount = self.code.co_argcount if _plain_parameters(fn) else -1
         self.cache: dict[int, list[Segment]] = {}
         self.captures = 0
         self.recompiles = 0
@@ -86,7 +85,7 @@ class CompiledFunction:
         self._fast_path_due = False
         """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
         self._first = instructions_of(self.code)[0].offset
-        self._conditional_jumps = _conditional_jumps(self.code)
+        self._conditional_jumps = conditional_jumps_of(self.code)
         self._cells = dict(zip(self.code.co_freevars, fn.__closure__ or ()))
         """The free variables' cells (the function object's own: they never change)."""
         self.recompile_log: list[str] = []
@@ -96,12 +95,20 @@ class CompiledFunction:
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         functools.update_wrapper(self, fn)
-        reason = cannot_interpret(self.code)
+        reason = _cannot_interpret_of(self.code)
         if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
             if fullgraph:
                 raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
             self.eager_fallback = reason
             logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
+
+    @property
+    def signature(self) -> inspect.Signature:
+        """``inspect.signature(fn)``, made when first needed: only a call that does not pass exactly the positional
+        parameters binds its arguments with it, and making it costs as much as a short capture's guards."""
+        if self._signature is None:
+            self._signature = inspect.signature(self.fn)
+        return self._signature
 
     # --- calling
 
@@ -459,6 +466,41 @@ class CompiledFunction:
 
 _PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)
 """Types whose bool() only looks at the value: a conditional jump on one is decided by ``_concrete_step`` itself."""
+
+
+def _plain_parameters(fn) -> bool:
+    """Whether every parameter of ``fn`` is positional-or-keyword (``def f(a, b=1)``: no ``/``, ``*``, ``*args``
+    or ``**kwargs``), as ``inspect.signature(fn)`` would say. Read from the code object, which is what the
+    signature of a plain function is made from; a function carrying ``__signature__`` or ``__wrapped__`` (which
+    ``inspect.signature`` follows instead) is asked through inspect."""
+    if "__signature__" in fn.__dict__ or "__wrapped__" in fn.__dict__:
+        signature = inspect.signature(fn)
+        return all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+    code = fn.__code__
+    return (code.co_posonlyargcount == 0 and code.co_kwonlyargcount == 0
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+_jumps_cache: dict[types.CodeType, dict[int, tuple[bool, int, int]]] = {}
+_cannot_interpret_cache: dict[types.CodeType, str | None] = {}
+
+
+def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
+    """``_conditional_jumps(code)``, made once per code object (as ``instructions_of``): every compile() of the
+    same function asks again, and nothing writes to the map."""
+    jumps = _jumps_cache.get(code)
+    if jumps is None:
+        jumps = _jumps_cache[code] = _conditional_jumps(code)
+    return jumps
+
+
+def _cannot_interpret_of(code: types.CodeType) -> str | None:
+    """``cannot_interpret(code)``, asked once per code object (it depends on the code alone)."""
+    try:
+        return _cannot_interpret_cache[code]
+    except KeyError:
+        reason = _cannot_interpret_cache[code] = cannot_interpret(code)
+        return reason
 
 
 def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
