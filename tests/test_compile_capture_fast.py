@@ -354,3 +354,20 @@ def test_steps_of_a_segment_ending_in_a_break():
                           ("POP_JUMP_FORWARD_IF_FALSE", "graph break: data-dependent value: the bool of a tensor "
                                                         "computed by gt is needed by Python")]
     assert ("FOR_ITER", "new graph input") in steps and ("BINARY_OP", "recorded matmul") in steps
+
+
+def test_per_code_caches_are_bounded_and_refill_alike():
+    """Facts cached per code object are dropped when the cache is full (a process making code objects without end
+    must not keep them all alive) and are made again the same way."""
+    from graph_lab.frontends.dynamo import frame as frame_module
+    cache = frame_module._instruction_cache
+    code = (lambda x: x + 1).__code__
+    first = [(i.opname, i.offset) for i in frame_module.instructions_of(code)]
+    for k in range(frame_module.CodeCache.LIMIT + 5):
+        frame_module.instructions_of(compile(f"y = {k}", "<generated>", "exec"))
+    assert len(cache) <= frame_module.CodeCache.LIMIT
+    again = [(i.opname, i.offset) for i in frame_module.instructions_of(code)]
+    assert again == first and again[-1][0] == "RETURN_VALUE"
+    fn = graph_lab.compile(lambda x: np.tanh(x) * 2)
+    x = np.linspace(-2, 2, 8)
+    np.testing.assert_array_equal(fn(x), np.tanh(x) * 2)

@@ -182,18 +182,31 @@ class Frame:
                 return result.var
 
 
-_instruction_cache: dict[types.CodeType, list] = {}
+class CodeCache(dict):
+    """Facts about code objects that depend on the code alone (its instructions, their lines, handlers...), made
+    once per code object. At most ``LIMIT`` entries: a process that makes code objects without end (``exec``,
+    generated functions) would otherwise keep every one alive; when full it starts again, empty."""
+
+    LIMIT = 1024
+
+    def put(self, code: types.CodeType, value):
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[code] = value
+        return value
+
+
+_instruction_cache = CodeCache()
 
 
 def instructions_of(code: types.CodeType) -> list[dis.Instruction]:
     ins = _instruction_cache.get(code)
     if ins is None:
-        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-        _instruction_cache[code] = ins
+        ins = _instruction_cache.put(code, [i for i in dis.get_instructions(code) if i.opname != "CACHE"])
     return ins
 
 
-_index_cache: dict[types.CodeType, dict[int, int]] = {}
+_index_cache = CodeCache()
 
 
 def index_of(code: types.CodeType) -> dict[int, int]:
@@ -201,12 +214,11 @@ def index_of(code: types.CodeType) -> dict[int, int]:
     call builds a Frame, and the map never changes (nothing writes to it)."""
     index = _index_cache.get(code)
     if index is None:
-        index = {ins.offset: i for i, ins in enumerate(instructions_of(code))}
-        _index_cache[code] = index
+        index = _index_cache.put(code, {ins.offset: i for i, ins in enumerate(instructions_of(code))})
     return index
 
 
-_location_cache: dict[types.CodeType, list[SourceLoc]] = {}
+_location_cache = CodeCache()
 
 
 def locations_of(code: types.CodeType) -> list[SourceLoc]:
@@ -217,11 +229,11 @@ def locations_of(code: types.CodeType) -> list[SourceLoc]:
         locations = [SourceLoc(code.co_filename, ins.positions.lineno if ins.positions and ins.positions.lineno
                                else code.co_firstlineno) for ins in instructions_of(code)]
         locations.append(locations[-1])
-        _location_cache[code] = locations
+        _location_cache.put(code, locations)
     return locations
 
 
-_handler_cache: dict[types.CodeType, list] = {}
+_handler_cache = CodeCache()
 
 
 def handlers_of(code: types.CodeType) -> list:
@@ -230,6 +242,5 @@ def handlers_of(code: types.CodeType) -> list:
     handlers = _handler_cache.get(code)
     if handlers is None:
         from .handlers import handler_for  # (handlers.py imports this module)
-        handlers = [handler_for(ins.opname) for ins in instructions_of(code)]
-        _handler_cache[code] = handlers
+        handlers = _handler_cache.put(code, [handler_for(ins.opname) for ins in instructions_of(code)])
     return handlers

@@ -19,7 +19,7 @@ from ..recorder import gc_paused
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
-from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var, instructions_of
+from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
 from .iterators import items_left
@@ -481,8 +481,8 @@ def _plain_parameters(fn) -> bool:
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
-_jumps_cache: dict[types.CodeType, dict[int, tuple[bool, int, int]]] = {}
-_cannot_interpret_cache: dict[types.CodeType, str | None] = {}
+_jumps_cache = CodeCache()
+_cannot_interpret_cache = CodeCache()
 
 
 def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
@@ -490,7 +490,7 @@ def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int
     same function asks again, and nothing writes to the map."""
     jumps = _jumps_cache.get(code)
     if jumps is None:
-        jumps = _jumps_cache[code] = _conditional_jumps(code)
+        jumps = _jumps_cache.put(code, _conditional_jumps(code))
     return jumps
 
 
@@ -499,7 +499,7 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
     try:
         return _cannot_interpret_cache[code]
     except KeyError:
-        reason = _cannot_interpret_cache[code] = cannot_interpret(code)
+        reason = _cannot_interpret_cache.put(code, cannot_interpret(code))
         return reason
 
 

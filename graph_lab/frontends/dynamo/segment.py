@@ -23,7 +23,7 @@ from ...ir.types import TensorType
 from ...ops import Op
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
-from .frame import NULL, IterState, Var, instructions_of
+from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guards import Guard
 from .iterators import LazyIter
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
@@ -208,14 +208,14 @@ def uses_top(opname: str) -> bool:
     return not opname.startswith(_WORDED_BY_NAME)
 
 
-_uses_top_cache: dict[types.CodeType, list[bool]] = {}
+_uses_top_cache = CodeCache()
 
 
 def uses_top_of(code: types.CodeType) -> list[bool]:
     """``uses_top`` of each instruction of ``instructions_of(code)`` (made once per code object)."""
     flags = _uses_top_cache.get(code)
     if flags is None:
-        flags = _uses_top_cache[code] = [uses_top(ins.opname) for ins in instructions_of(code)]
+        flags = _uses_top_cache.put(code, [uses_top(ins.opname) for ins in instructions_of(code)])
     return flags
 
 
