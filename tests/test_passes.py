@@ -131,6 +131,34 @@ def test_fold_computes_constant_subgraphs_once_with_the_same_bits():
     assert_bits(run(g, {"x": x_value}), expected, "after folding")
 
 
+def test_fold_keeps_zeros_like_of_an_input_whose_memory_order_may_vary():
+    """np.zeros_like gives the result its operand's memory order, which a graph's types do not hold: folded into a
+    row-major constant, zeros_like of a transposed input changed how a later sum added up (found by the fuzzer,
+    F5 seed 1129). Folded only where one memory order is possible, or from a constant's own value."""
+    def program(x):
+        h = np.transpose(x, (1, 2, 0))
+        acc = np.zeros_like(h[0])  # column-major when x is row-major
+        for row in h:
+            acc = acc + row
+        return (h / (np.abs(acc) + 0.5)).sum(), np.zeros_like(x[0, 0]), np.ones_like(x[:, :1, :1])
+    xs = [np.random.default_rng(seed).standard_normal((5, 4, 5)).astype(np.float32) for seed in range(8)]
+    g = trace(program, {"x": ((5, 4, 5), "float32")})
+    for pipeline in manager.PIPELINES:
+        optimized, _ = run_pipeline(g, pipeline)
+        for x in xs:  # (a row-major accumulator gave other bits on 7 of these 8)
+            assert_bits(run(optimized, {"x": x}), list(program(x)), pipeline)
+        if "fold" in manager.PIPELINES[pipeline]:
+            assert ops(optimized).count("zeros_like") == 1, (pipeline, ops(optimized))  # the [5, 5] one stays
+            assert "ones_like" not in ops(optimized)  # [5, 1, 1]: one memory order, folded
+    b = GraphBuilder("const operand")
+    c = b.const(np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+    g = b.output(b.add(b.zeros_like(c), b.input("y", (2, 3))))
+    fold_constants(g)
+    added = next(n for n in g.nodes if n.op == "add").inputs[0].node  # what zeros_like(c) became
+    assert added.op == "const" and added.attrs["value"] is not c.node.attrs["value"]
+    assert added.attrs["value"].flags.f_contiguous and not added.attrs["value"].flags.c_contiguous
+
+
 def test_fold_leaves_inputs_impure_ops_and_huge_results_alone(exp_is_random):
     b = GraphBuilder("kept")
     x = b.input("x", (3,))

@@ -2,8 +2,11 @@
 
 A pure node whose operands are all constants is run once, with the op's own implementation (the one ``run``
 calls), and replaced by a constant holding its result: the bits are those the graph would compute on every call.
-``zeros_like(x)``, ``ones_like(x)`` and ``full_like(x, v)`` need only ``x``'s type, so they fold even when ``x``
-is an input. Never folded: ops that are not pure (a random draw must happen on each call), results whose type
+``zeros_like(x)``, ``ones_like(x)`` and ``full_like(x, v)`` need only ``x``'s type and memory order, so they fold
+even when ``x`` is an input, as long as its shape allows one memory order only (at most one axis longer than 1):
+NumPy gives the result ``x``'s memory order, which the IR does not know (a transposed input makes a column-major
+result), and the order decides how later reductions add up (``h.sum()`` then differs in the last bits). Never
+folded: ops that are not pure (a random draw must happen on each call), results whose type
 would change (a rare NumPy scalar-vs-array difference), and results larger than ``max_elements`` (a
 ``broadcast_to`` of a scalar would turn a few bytes into megabytes kept with the graph).
 
@@ -37,17 +40,28 @@ def _foldable(node: Node) -> bool:
     if node.op in SOURCE_OPS or not opdef(node.op).pure or not node.inputs:
         return False
     if node.op in TYPE_ONLY_OPS:
-        return True
+        x = node.inputs[0]
+        return x.node.op == _CONST or _one_memory_order(x.type)
     for v in node.inputs:
         if v.node.op != _CONST:
             return False
     return True
 
 
+def _one_memory_order(t: TensorType) -> bool:
+    """Whether every array of type ``t`` is laid out alike: at most one axis longer than 1 (a symbolic size counts
+    as longer)."""
+    return sum(1 for d in t.shape if is_symbolic(d) or d > 1) <= 1
+
+
 def _evaluate(node: Node):
     if node.op in TYPE_ONLY_OPS:
-        t = node.inputs[0].type
-        operands = [np.zeros(t.shape, t.dtype) if t.weak is None else t.weak(0)]
+        x = node.inputs[0]
+        t = x.type
+        if x.node.op == _CONST:  # its value, in its memory order
+            operands = [x.node.attrs["value"]]
+        else:
+            operands = [np.zeros(t.shape, t.dtype) if t.weak is None else t.weak(0)]
     else:
         operands = [v.node.attrs["value"] for v in node.inputs]
     with np.errstate(all="ignore"), warnings.catch_warnings():
