@@ -28,6 +28,9 @@ through every way with ``replay``) and the same trap written out by hand.
        ``s0``: VerifyError out of every later call (found by the large F5 guard run)
    16. parse: mutated texts made the parser raise OpError (a constant typed with a symbolic size) or TypeError
        (a size where a dtype belongs) instead of GraphParseError (found by the large F7 run)
+   17. fold (every exact way): ``np.zeros_like(x)`` takes ``x``'s memory order, which the IR does not hold; folded
+       into a row-major constant, the zeros of a transposed view made a later sum add up in another order (last
+       bits of a float32 sum; found by the large F5 run with a new seed, 2026-11-29)
    14. codegen and fused (buffers kept between calls, new that day): a returned result could take over, through
        a chain of in-place lines, the memory of an intermediate kept between calls, so the next call overwrote
        the result the caller held (found by F1's CI sample as soon as the ways planned buffers for small arrays)
@@ -173,6 +176,17 @@ def program(x0, c):
     return h6 * c
 """
 
+# 17. seed 1504 of the large guard run (F5, --seed 1129), shrunk by hand to the lines that matter
+ZEROS_LIKE_LAYOUT = """\
+def program(x1):
+    h1 = np.transpose(x1, (1, 2, 0))
+    h2 = np.zeros_like(h1[0])
+    for row in h1:
+        h2 = h2 + row
+    h5 = (h1 / (np.abs(h2) + 0.5))
+    return h5.sum()
+"""
+
 CASES = {
     "float-in-a-list": (FLOAT_IN_A_LIST, [[arr(1.83)], [arr(0.126)], [arr(-2.5)]]),
     "item-across-a-break": (ITEM_ACROSS_A_BREAK, [[np.zeros((5, 1), np.float32)], [np.ones((5, 1), np.float32)]]),
@@ -197,6 +211,8 @@ CASES = {
         [arr([[[1.61, 0.35], [-1.08, -0.94], [-0.69, -1.34], [-0.48, -1.55], [-0.11, -0.66]]], "float32"), 0.75]]),
     "kept-buffer-returned": (KEPT_BUFFER_RETURNED, [[arr([[0.71, -0.52, 0.57], [-1.35, 0.28, 0.81]])],
                                                     [arr([[-0.1, 1.46, -0.62], [-0.24, 1.1, -0.9]])]]),
+    "zeros-like-layout": (ZEROS_LIKE_LAYOUT, [[np.random.default_rng(seed).standard_normal((5, 4, 5)).astype(
+        np.float32)] for seed in (2, 3)]),
     "scalar-is-a-copy": (SCALAR_IS_A_COPY, [[arr([[0.19, 2.23, 1.23, -0.83, 0.59], [-0.66, 0.52, -0.37, -0.8, 0.4]])]]),
 }
 
