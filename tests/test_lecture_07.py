@@ -131,8 +131,12 @@ def test_demo3_pass_effects_on_node_counts(demos):
         totals[(name, pipeline)] = (int(before), int(after))
         rows = by_pipeline[f"{name} / {pipeline}"]
         assert (int(rows[0][2]), int(rows[-1][3])) == (int(before), int(after))
-    assert totals == {("messy", "exact"): (10, 5), ("messy", "fast_math"): (10, 5), ("conv_net", "inference"): (8, 6)}
-    assert find_text(demos[3], r"messy 从\s*(\d+)\s*个运算变成\s*(\d+)\s*个").groups() == ("10", "5")
+    assert totals == {("messy", "exact"): (10, 6), ("messy", "fast_math"): (10, 6), ("conv_net", "inference"): (8, 6)}
+    assert find_text(demos[3], r"messy\s*从\s*(\d+)\s*个运算变成\s*(\d+)\s*个").groups() == ("10", "6")
+    # zeros_like is kept (its layout follows its input): the fold row changed nothing, and one is left
+    fold_row = [r for r in by_pipeline["messy / exact"] if r[1] == "fold"][0]
+    assert fold_row[2] == fold_row[3] and fold_row[4] == "0"
+    assert find_text(demos[3], r"优化后的\s*messy\s*里还有\s*(\d+)\s*个").group(1) == "1"
     assert find_text(demos[3], r"conv_net 从\s*(\d+)\s*个运算变成\s*(\d+)\s*个").groups() == ("8", "6")
 
 

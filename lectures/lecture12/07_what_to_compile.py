@@ -151,7 +151,7 @@ def messy(x, p):
     a = (x @ p["w"]).T.T            # 转置两次等于没转置
     b = np.tanh(a) * 1.0            # 乘以 1
     c = np.tanh(a) + b              # 同一个 tanh 算了两次
-    return c / 4.0 + F.zeros_like(c)  # 除以常数；zeros_like 只看形状
+    return c / 4.0 + F.zeros_like(c)  # 除以常数；zeros_like 的值只看形状，内存布局却跟着 c
 
 
 def conv_net(x, p):
@@ -176,9 +176,10 @@ def demo3_passes():
     cases = [("messy", trace(messy, {"x": (4, 8)}, {"w": w}), "exact"),
              ("messy", trace(messy, {"x": (4, 8)}, {"w": w}), "fast_math"),
              ("conv_net", trace(conv_net, {"x": (2, 3, 16, 16)}, conv_params()), "inference")]
-    rows, totals = [], []
+    rows, totals, kept_like = [], [], {}
     for name, g, pipeline in cases:
         optimized, reports = run_pipeline(g, pipeline)
+        kept_like[(name, pipeline)] = sum(1 for n in optimized.nodes if n.op == "zeros_like")
         for r in reports:
             example = r.changes[0].split(" [")[0] if r.changes else "—"
             rows.append([f"{name} / {pipeline}", r.name, r.ops_before, r.ops_after, len(r.changes), example[:60]])
@@ -189,8 +190,11 @@ def demo3_passes():
         print(f"{name} 经 {pipeline} 流水线：{before} 个运算 -> {after} 个。")
     messy_exact, messy_fast, conv = totals
     print_observations([
-        f"exact 流水线只做逐位不变的改写：两次转置合成一次再消掉、乘 1 去掉、重复的 tanh 合并（CSE）、"
-        f"zeros_like 折叠成常数，messy 从 {messy_exact[2]} 个运算变成 {messy_exact[3]} 个，结果和原图逐位相同。",
+        f"exact 流水线只做逐位不变的改写：两次转置合成一次再消掉、乘 1 去掉、重复的 tanh 合并（CSE），"
+        f"messy 从 {messy_exact[2]} 个运算变成 {messy_exact[3]} 个，结果和原图逐位相同。",
+        f"zeros_like 没有被折成常数（优化后的 messy 里还有 {kept_like[('messy', 'exact')]} 个）：它的结果沿用输入的"
+        f"内存布局，而 [4, 8] 的中间值是行优先还是列优先要到运行时才知道；折成行优先的常数，后面的求和就可能换个"
+        f"顺序、差在最后几位（模糊测试找到过这种情况）。只有一种布局可能时（最多一个轴长于 1）它才折叠。",
         f"fast_math 还允许\"实数上成立、浮点上不逐位成立\"的改写（x / 4.0 -> x * 0.25 这类），"
         f"所以要显式打开：messy 变成 {messy_fast[3]} 个运算，误差在文档写明的容差之内。",
         f"inference 流水线先把参数冻结成常数，再把 batch norm 折进它前面的卷积、把新权重算一次存起来："
