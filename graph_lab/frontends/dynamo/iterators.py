@@ -57,7 +57,8 @@ class SequenceIter(LazyIter):
     """``iter(xs)`` for a list or tuple of the inputs (a for loop over an argument)."""
 
     def __init__(self, ctx, var: Var):
-        super().__init__(ctx, var.source)
+        self.items, self.pos = [], 0  # (LazyIter.__init__ and IterState.__init__, inlined: one per loop)
+        self.ctx, self.source = ctx, var.source
         self.sequence = var.value
         self._count = DerivedSource(len, (self.source,), "len({0})")
 
