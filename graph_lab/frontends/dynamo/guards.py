@@ -238,8 +238,10 @@ class GuardSet:
                 return
         kind = guard.kind  # (_key, inlined: every guard of a capture is added here)
         key = kind, guard.source, guard.expected if kind in ("alias", "distinct") else None
-        if key not in self._keys:
-            self._keys.add(key)
+        keys = self._keys
+        size = len(keys)
+        keys.add(key)  # (``if key not in keys: keys.add(key)`` would hash the key, and so its source, twice)
+        if len(keys) != size:
             self._guards.append(guard)
 
     def add_new(self, guard: Guard) -> None:

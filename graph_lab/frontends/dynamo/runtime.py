@@ -294,15 +294,17 @@ class CompiledFunction:
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
-        for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
-            cells[name] = cell
-            closure_sources[name] = ClosureSource(i, name)
+        if self.code.co_freevars:
+            for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
+                cells[name] = cell
+                closure_sources[name] = ClosureSource(i, name)
         frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
         frame.jump(offset)
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
-        frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
-                       for i, v in enumerate(inputs.stack)]
+        if inputs.stack:  # (empty where a call starts)
+            frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
+                           for i, v in enumerate(inputs.stack)]
         return self._interpret(ctx, frame, offset, stop)
 
     def _interpret(self, ctx: CaptureContext, frame: Frame, offset: int, stop: "_Attempt | None") -> Segment:
