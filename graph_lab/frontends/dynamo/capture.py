@@ -291,7 +291,9 @@ class CaptureContext(CallCapture):
         if id(var) in self._guarded:
             return
         self._guarded[id(var)] = var
-        value, source, loc = var.value, var.source, self.loc()
+        frame = self.frame
+        value, source = var.value, var.source
+        loc = frame.locations[frame.ip] if frame is not None else None  # (self.loc(), inlined)
         if type(value) in _ID_GUARDED:  # (the CALLABLES branch of _guard_general, without the tests before it)
             self.guards.add(Guard("id", source, value, loc))
         else:

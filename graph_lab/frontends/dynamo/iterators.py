@@ -79,7 +79,9 @@ class SequenceIter(LazyIter):
         # takes thousands of items; the set keeps only the strongest "len(xs) > n is True" (GuardSet.lower_bound).
         n = len(self.items)
         more = len(self.sequence) > n
-        self.ctx.guards.lower_bound(self._count, n, more, self.ctx.loc())
+        frame = self.ctx.frame
+        loc = frame.locations[frame.ip] if frame is not None else None  # (ctx.loc(), inlined: once per item)
+        self.ctx.guards.lower_bound(self._count, n, more, loc)
         if more:
             self.items.append(self.item(n))
         return more
