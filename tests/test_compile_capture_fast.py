@@ -450,3 +450,33 @@ def test_frame_tables_are_the_per_code_facts(fn):
         for cache in (frame_module._frame_cache, frame_module._instruction_cache, frame_module._location_cache,
                       frame_module._handler_cache, frame_module._index_cache):
             cache.clear()
+
+
+def test_recipe_of_a_tensor_var_is_its_value_recipe():
+    """``RecipeMaker.var`` of a Var holding a stand-in goes straight to ``tensor``: what ``value`` gives, with or
+    without a source (an input read back, an output, a view of either)."""
+    from graph_lab.frontends.dynamo.segment import RecipeMaker
+    ctx = _context()
+    a, b = _stand_ins(ctx)
+    made = ctx.apply(operator.add, [a, b])
+    view = Var(made.value.T)
+    for var in (a, b, made, view, Var(a.value), Var(a.value.T)):
+        fast, general = RecipeMaker(ctx), RecipeMaker(ctx)
+        assert fast.var(var) == general.value(var.value)
+        assert fast.outputs == general.outputs
+
+
+def test_segment_input_sources_follow_the_graph_inputs():
+    """A segment's input sources are those of its graph's inputs, in their order (arrays, an array read twice,
+    numbers used by tensor operations, items of a list)."""
+    def f(x, ws, k, y):
+        for w in ws:
+            x = x @ w * k
+        return x + y + ws[0].sum()
+    cf = graph_lab.compile(f)
+    ws = weights(3)
+    y = X + 1
+    np.testing.assert_allclose(cf(X, ws, 2.0, y), f(X, ws, 2.0, y), rtol=1e-5)
+    seg = only_segment(cf)
+    assert [s.describe() for s in seg.input_sources] == [n.attrs["name"] for n in seg.graph.input_nodes]
+    assert [s.describe() for s in seg.input_sources] == ["x", "y", "ws[0]", "k", "ws[1]", "ws[2]"]

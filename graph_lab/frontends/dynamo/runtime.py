@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import GraphLabError
+from ...ops import Op
 from ...ir.shape_env import in_use, using
 from ..recorder import gc_paused
 from ... import logs
@@ -299,7 +300,7 @@ class CompiledFunction:
                 cells[name] = cell
                 closure_sources[name] = ClosureSource(i, name)
         frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
-        frame.jump(offset)
+        frame.ip = frame.index_of[offset]  # (frame.jump(offset))
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
         if inputs.stack:  # (empty where a call starts)
@@ -382,9 +383,9 @@ class CompiledFunction:
             ctx.size_guard()
         ctx.guards.merge_lower_bounds(counts=(len, items_left))
         ctx.graph.remove_dead_code()
-        names = [n.attrs["name"] for n in ctx.graph.input_nodes]
-        seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,
-                      stack_recipes, end, result_recipe)
+        op, sources = Op.INPUT, ctx.input_sources  # (the sources of graph.input_nodes, in one pass)
+        seg = Segment(offset, ctx.graph, [sources[n.attrs["name"]] for n in ctx.graph.nodes if n.op == op],
+                      ctx.guards, local_recipes, stack_recipes, end, result_recipe)
         if end == "break":
             seg.break_offset = ins.offset
             seg.break_reason, seg.break_hint = stop.reason, stop.hint
