@@ -23,7 +23,7 @@ from graph_lab.frontends.dynamo.frame import BreakGraph, Frame, Var
 from graph_lab.frontends.dynamo.guards import Guard, GuardSet, _lower_bound_guard
 from graph_lab.frontends.dynamo.iterators import items_left
 from graph_lab.frontends.dynamo.segment import EMPTY_STACK, describe_step, top_of_stack, uses_top
-from graph_lab.frontends.dynamo.sources import (Const, DerivedSource, GlobalSource, ItemSource, LocalSource,
+from graph_lab.frontends.dynamo.sources import (AttrSource, Const, DerivedSource, GlobalSource, ItemSource, LocalSource,
                                                 SizesSource)
 
 
@@ -371,3 +371,112 @@ def test_per_code_caches_are_bounded_and_refill_alike():
     fn = graph_lab.compile(lambda x: np.tanh(x) * 2)
     x = np.linspace(-2, 2, 8)
     np.testing.assert_array_equal(fn(x), np.tanh(x) * 2)
+
+
+# --- the fixed cost of a capture: shortcuts for what every capture does once (wrap its arguments, guard ``np``
+# and ``np.tanh``, start its loop, make its Frame)
+
+
+def _helper():
+    return None
+
+
+WRAPPED = [[1.0, 2.0], [], {"a": 1}, (1, 2), (np.ones(2),), np, math, np.tanh, np.add, len, print, _helper, 3, 2.5,
+           "text", None, np.float32(2), np.dtype("float32"), range(3), types.SimpleNamespace(a=1), operator.add,
+           enum.Enum("Colour", "RED").RED, frozenset({1})]
+
+
+@pytest.mark.parametrize("value", WRAPPED, ids=lambda v: type(v).__name__)
+def test_wrap_and_guard_fast_paths_are_the_general_paths(value):
+    """``wrap`` and ``guard`` decide the commonest types (lists, dicts, tuples, modules, functions, ufuncs) by
+    their exact type; the general tests give the same Var, the same bookkeeping and the same guards."""
+    results = []
+    for wrap, guard in (("wrap", "guard"), ("_wrap_general", "_guard_general")):
+        ctx = _context()
+        var = getattr(ctx, wrap)(value, LocalSource("v"))
+        if guard == "guard":
+            ctx.guard(var)
+        else:
+            ctx._guard_general(var.value, var.source, ctx.loc())
+        results.append((type(var), var.value is value, var.source, dict(ctx.sourced), [id(k) for k in ctx._keep],
+                        [(g.kind, g.source, g.expected if g.kind != "equals" else repr(g.expected), g.loc)
+                         for g in ctx.guards.guards]))
+    assert results[0] == results[1]
+
+
+def test_library_module_attribute_read_once():
+    """``np.tanh`` read from a guarded library module: the module's guard, the attribute as read through its
+    source, kept for a later break (as the general branch makes it, reading the attribute a second time)."""
+    ctx = _context()
+    module = ctx.load_global(types.SimpleNamespace(f_globals=ctx.fn_globals), "np")
+    tanh = ctx.load_attr(module, "tanh")
+    assert tanh.value is np.tanh and tanh.source == AttrSource(GlobalSource("np"), "tanh")
+    assert ctx.sourced[id(np.tanh)] == tanh.source
+    assert [(g.kind, g.source, g.expected) for g in ctx.guards.guards] == [("id", GlobalSource("np"), np)]
+    ctx.guard(tanh)
+    assert [(g.kind, g.source, g.expected) for g in ctx.guards.guards][1:] == [("id", tanh.source, np.tanh)]
+    pi = ctx.load_attr(module, "pi")
+    assert pi.value == math.pi and pi.source is None
+    assert ctx.guards.guards[-1].kind == "equals" and ctx.guards.guards[-1].source == AttrSource(GlobalSource("np"),
+                                                                                                   "pi")
+
+
+def test_loop_iterator_is_what_created_makes():
+    """``get_iter`` of a list argument registers its SequenceIter as ``created`` would, and the iterator starts as
+    LazyIter's constructor starts it."""
+    from graph_lab.frontends.dynamo.iterators import SequenceIter
+    from graph_lab.frontends.dynamo.values import is_rebuildable
+    ctx = _context()
+    ws = weights(2)
+    it = ctx.get_iter(ctx.wrap(ws, LocalSource("ws")))
+    assert type(it.value) is SequenceIter and it.source is None and is_rebuildable(it.value)
+    assert id(it.value) in ctx.created_ids and ctx._keep[-1] is it.value
+    assert (it.value.items, it.value.pos, it.value.ctx, it.value.source) == ([], 0, ctx, LocalSource("ws"))
+    assert [(g.kind, g.source, g.expected) for g in ctx.guards.guards] == [("type", LocalSource("ws"), list)]
+
+
+@pytest.mark.parametrize("fn", [chain_np, _helper, lambda x: [v * 2 for v in x]])
+def test_frame_tables_are_the_per_code_facts(fn):
+    """A Frame takes its instructions, lines, handlers and offsets from one per-code entry: the same as each
+    per-code function gives, also after the caches were emptied (a full cache starts again, empty: the lists are
+    then equal, made again from the same code, if not the same objects)."""
+    from graph_lab.frontends.dynamo import frame as frame_module
+    for _ in range(2):
+        f = Frame(fn.__code__, fn.__globals__, {}, {}, _context())
+        assert f.instructions == frame_module.instructions_of(fn.__code__)
+        assert f.locations == frame_module.locations_of(fn.__code__)
+        assert f.handlers == frame_module.handlers_of(fn.__code__)
+        assert f.index_of == frame_module.index_of(fn.__code__)
+        for cache in (frame_module._frame_cache, frame_module._instruction_cache, frame_module._location_cache,
+                      frame_module._handler_cache, frame_module._index_cache):
+            cache.clear()
+
+
+def test_recipe_of_a_tensor_var_is_its_value_recipe():
+    """``RecipeMaker.var`` of a Var holding a stand-in goes straight to ``tensor``: what ``value`` gives, with or
+    without a source (an input read back, an output, a view of either)."""
+    from graph_lab.frontends.dynamo.segment import RecipeMaker
+    ctx = _context()
+    a, b = _stand_ins(ctx)
+    made = ctx.apply(operator.add, [a, b])
+    view = Var(made.value.T)
+    for var in (a, b, made, view, Var(a.value), Var(a.value.T)):
+        fast, general = RecipeMaker(ctx), RecipeMaker(ctx)
+        assert fast.var(var) == general.value(var.value)
+        assert fast.outputs == general.outputs
+
+
+def test_segment_input_sources_follow_the_graph_inputs():
+    """A segment's input sources are those of its graph's inputs, in their order (arrays, an array read twice,
+    numbers used by tensor operations, items of a list)."""
+    def f(x, ws, k, y):
+        for w in ws:
+            x = x @ w * k
+        return x + y + ws[0].sum()
+    cf = graph_lab.compile(f)
+    ws = weights(3)
+    y = X + 1
+    np.testing.assert_allclose(cf(X, ws, 2.0, y), f(X, ws, 2.0, y), rtol=1e-5)
+    seg = only_segment(cf)
+    assert [s.describe() for s in seg.input_sources] == [n.attrs["name"] for n in seg.graph.input_nodes]
+    assert [s.describe() for s in seg.input_sources] == ["x", "y", "ws[0]", "k", "ws[1]", "ws[2]"]

@@ -53,6 +53,13 @@ _NUMBERS = frozenset({int, float, bool})
 
 _REREADABLE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
 """Values that a global or module attribute read in a loop gives again as the same Var (see load_global)."""
+_ID_GUARDED = frozenset({types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc})
+"""Exact types that ``guard`` guards by identity, decided without its chain of tests: such a value is no constant,
+no container and no dtype, and it is one of CALLABLES (a module, a function, a ufunc: what a capture guards
+first, ``np`` and ``np.tanh``)."""
+_KEPT_AS_IS = frozenset({list, dict, tuple}) | _ID_GUARDED
+"""Exact types that ``wrap`` keeps as they are without its tests: no array, no IterState, not IMMUTABLE (the
+arguments' containers, and ``np`` and ``np.tanh``)."""
 
 
 class DynamoRecorder(Recorder):
@@ -111,6 +118,17 @@ class CaptureContext(CallCapture):
     # --- values entering the capture
 
     def wrap(self, value, source) -> Var:
+        kind = type(value)
+        if kind is np.ndarray:
+            return Var(self.tensor_input(value, source), source)
+        if kind in _KEPT_AS_IS:  # (the last branch of _wrap_general, without its isinstance tests)
+            self.sourced.setdefault(id(value), source)
+            self._keep.append(value)
+            return Var(value, source)
+        return self._wrap_general(value, source)
+
+    def _wrap_general(self, value, source) -> Var:
+        """``wrap`` without its fast path (the tests compare the two)."""
         if type(value) is np.ndarray:
             return Var(self.tensor_input(value, source), source)
         if isinstance(value, IterState):  # a loop's iterator, rebuilt after a break
@@ -139,7 +157,8 @@ class CaptureContext(CallCapture):
         return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
-        loc = self.loc()
+        frame = self.frame
+        loc = frame.locations[frame.ip] if frame is not None else None  # (self.loc(), inlined)
         known = self.arrays_by_id.get(id(array))
         if known is not None:
             t, first = known
@@ -272,7 +291,16 @@ class CaptureContext(CallCapture):
         if id(var) in self._guarded:
             return
         self._guarded[id(var)] = var
-        value, source, loc = var.value, var.source, self.loc()
+        frame = self.frame
+        value, source = var.value, var.source
+        loc = frame.locations[frame.ip] if frame is not None else None  # (self.loc(), inlined)
+        if type(value) in _ID_GUARDED:  # (the CALLABLES branch of _guard_general, without the tests before it)
+            self.guards.add(Guard("id", source, value, loc))
+        else:
+            self._guard_general(value, source, loc)
+
+    def _guard_general(self, value, source, loc) -> None:
+        """The guards of ``guard`` for any value (the tests compare its fast path with this)."""
         if is_constant(value):
             self.guards.add(Guard("equals", source, value, loc))
         elif type(value) in (list, tuple) or is_namedtuple(value):
@@ -453,9 +481,13 @@ class CaptureContext(CallCapture):
         if isinstance(value, IterState):
             return var
         if var.source is not None and (type(value) in (list, tuple) or is_namedtuple(value)) \
-                and not is_constant(value):
+                and (type(value) is list or not is_constant(value)):  # (a list is never a constant)
             self.guards.add(Guard("type", var.source, type(value), self.loc()))
-            return self.created(SequenceIter(self, var))
+            it = SequenceIter(self, var)
+            # (``created``, without its tests: an IterState is rebuildable, see is_rebuildable)
+            self.created_ids.add(id(it))
+            self._keep.append(it)
+            return Var(it)
         return self.created(IterState(self.iterate(var, as_vars=True)))
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:
@@ -601,6 +633,8 @@ class CaptureContext(CallCapture):
             if is_constant(attr):  # math.pi: a constant of the graph (guarded, in case someone assigns it)
                 self.guards.add(Guard("equals", source, attr, self.loc()))
                 return Var(attr)
+            # What the branch below would do for a module guarded just above: the attribute, read once.
+            return self.wrap(attr, source)
         if obj.source is not None:
             if isinstance(value, types.ModuleType):
                 self.guard(obj)

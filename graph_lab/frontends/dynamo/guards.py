@@ -236,9 +236,12 @@ class GuardSet:
             if bound is not None:
                 self._add_lower_bound(guard, *bound)
                 return
-        key = _key(guard)
-        if key not in self._keys:
-            self._keys.add(key)
+        kind = guard.kind  # (_key, inlined: every guard of a capture is added here)
+        key = kind, guard.source, guard.expected if kind in ("alias", "distinct") else None
+        keys = self._keys
+        size = len(keys)
+        keys.add(key)  # (``if key not in keys: keys.add(key)`` would hash the key, and so its source, twice)
+        if len(keys) != size:
             self._guards.append(guard)
 
     def add_new(self, guard: Guard) -> None:
@@ -266,9 +269,14 @@ class GuardSet:
         list is next read (the last one of a loop over a thousand items is the one kept)."""
         if holds and type(k) is int:
             at = self._bounds.get(count)
-            if at is not None and k > self._bound_k[at]:  # (a bound on it is in the list: this one is stronger)
-                self._pending[at] = (count, k, loc)
-                self._bound_k[at] = k
+            if at is not None:  # a bound on it is in the list (so ``count`` is one of ``counts`` of a source)
+                if k > self._bound_k[at]:  # this one is stronger
+                    self._pending[at] = (count, k, loc)
+                    self._bound_k[at] = k
+                return  # (a weaker or equal one: ``add`` would drop it)
+            if isinstance(count, DerivedSource) and count.fn in self.counts:
+                # The first bound on it: what ``add`` does with it, without taking it apart again (_lower_bound)
+                self._add_lower_bound(_lower_bound_guard(count, k, holds, loc), count, k)
                 return
         self.add(_lower_bound_guard(count, k, holds, loc))
 

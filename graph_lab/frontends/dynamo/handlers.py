@@ -348,13 +348,14 @@ def _unpack_sequence(frame, ins):
 
 @handles("GET_ITER")
 def _get_iter(frame, ins):
-    value = frame.pop()
+    stack = frame.stack  # (frame.pop and frame.push, inlined: every loop starts here)
+    value = stack.pop()
     if isinstance(value.value, IterState):
-        frame.push(value)
+        stack.append(value)
     elif frame.ctx.symbolic:  # an iterator over Vars, whose state a recipe can rebuild after a break
-        frame.push(frame.ctx.get_iter(value))
+        stack.append(frame.ctx.get_iter(value))
     else:  # at a break: a real iterator, which yields lazily as Python's does
-        frame.push(Var(iter(value.value)))
+        stack.append(Var(iter(value.value)))
 
 
 @handles("FOR_ITER")
@@ -363,7 +364,7 @@ def _for_iter(frame, ins):
     if isinstance(it, IterState):
         var = it.next_var()
         if var is not None:
-            frame.push(var)
+            frame.stack.append(var)  # (frame.push, inlined: once per item of every loop)
             return
     elif frame.ctx.symbolic:
         raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",
@@ -374,7 +375,7 @@ def _for_iter(frame, ins):
             return
         except StopIteration:
             pass
-    frame.pop()
+    frame.stack.pop()
     frame.jump(ins.argval)
 
 
@@ -425,7 +426,7 @@ def _jump_if_false_or_pop(frame, ins):
 
 @handles("RETURN_VALUE")
 def _return_value(frame, ins):
-    var = frame.pop()
+    var = frame.stack.pop()
     if frame.yielded is not None:  # a generator run to completion: its values, as an iterator
         return Return(frame.ctx.created(IterState(frame.yielded)))
     return Return(var)

@@ -57,7 +57,8 @@ class SequenceIter(LazyIter):
     """``iter(xs)`` for a list or tuple of the inputs (a for loop over an argument)."""
 
     def __init__(self, ctx, var: Var):
-        super().__init__(ctx, var.source)
+        self.items, self.pos = [], 0  # (LazyIter.__init__ and IterState.__init__, inlined: one per loop)
+        self.ctx, self.source = ctx, var.source
         self.sequence = var.value
         self._count = DerivedSource(len, (self.source,), "len({0})")
 
@@ -78,7 +79,9 @@ class SequenceIter(LazyIter):
         # takes thousands of items; the set keeps only the strongest "len(xs) > n is True" (GuardSet.lower_bound).
         n = len(self.items)
         more = len(self.sequence) > n
-        self.ctx.guards.lower_bound(self._count, n, more, self.ctx.loc())
+        frame = self.ctx.frame
+        loc = frame.locations[frame.ip] if frame is not None else None  # (ctx.loc(), inlined: once per item)
+        self.ctx.guards.lower_bound(self._count, n, more, loc)
         if more:
             self.items.append(self.item(n))
         return more

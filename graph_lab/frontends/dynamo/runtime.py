@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import GraphLabError
+from ...ops import Op
 from ...ir.shape_env import in_use, using
 from ..recorder import gc_paused
 from ... import logs
@@ -294,15 +295,17 @@ class CompiledFunction:
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
-        for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
-            cells[name] = cell
-            closure_sources[name] = ClosureSource(i, name)
+        if self.code.co_freevars:
+            for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
+                cells[name] = cell
+                closure_sources[name] = ClosureSource(i, name)
         frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
-        frame.jump(offset)
+        frame.ip = frame.index_of[offset]  # (frame.jump(offset))
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
         frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
-        frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
-                       for i, v in enumerate(inputs.stack)]
+        if inputs.stack:  # (empty where a call starts)
+            frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
+                           for i, v in enumerate(inputs.stack)]
         return self._interpret(ctx, frame, offset, stop)
 
     def _interpret(self, ctx: CaptureContext, frame: Frame, offset: int, stop: "_Attempt | None") -> Segment:
@@ -380,9 +383,9 @@ class CompiledFunction:
             ctx.size_guard()
         ctx.guards.merge_lower_bounds(counts=(len, items_left))
         ctx.graph.remove_dead_code()
-        names = [n.attrs["name"] for n in ctx.graph.input_nodes]
-        seg = Segment(offset, ctx.graph, [ctx.input_sources[n] for n in names], ctx.guards, local_recipes,
-                      stack_recipes, end, result_recipe)
+        op, sources = Op.INPUT, ctx.input_sources  # (the sources of graph.input_nodes, in one pass)
+        seg = Segment(offset, ctx.graph, [sources[n.attrs["name"]] for n in ctx.graph.nodes if n.op == op],
+                      ctx.guards, local_recipes, stack_recipes, end, result_recipe)
         if end == "break":
             seg.break_offset = ins.offset
             seg.break_reason, seg.break_hint = stop.reason, stop.hint

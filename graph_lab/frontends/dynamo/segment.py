@@ -296,6 +296,8 @@ class RecipeMaker:
         self._slots: dict[int, int] = {}
 
     def var(self, var: Var) -> tuple:
+        if type(var.value) is Tensor:  # (what ``value`` does with it: the commonest case, a returned tensor)
+            return self.tensor(var.value)
         if var.source is not None and not isinstance(var.value, Tensor):
             if isinstance(var.source, DerivedSource):  # computed again on each call: that must succeed
                 self.ctx.guards.add(Guard("type", var.source, type(var.value), None))
