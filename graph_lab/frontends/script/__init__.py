@@ -101,7 +101,9 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
         if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        specs = {}
+        for name, spec in shapes.items():
+            specs[name] = parse_spec(name, spec)
         called = fn  # (a method binds its arguments after its object's)
         owner, fn = (fn.__self__, fn.__func__) if type(fn) is MethodType else (None, fn)
         prepared = _prepared.get(fn)
@@ -156,12 +158,20 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
             if isinstance(leaf, np.ndarray):
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
-        args[params_name] = pytree.tree_map(make_param, params, params_name)
+        if type(params) is list and pytree._flat_container(params) is list:
+            # A flat list of weights, the commonest params: what tree_map does for one (the same paths, in the
+            # same order), without its comprehension
+            args[params_name] = mapped = []
+            for i, leaf in enumerate(params):
+                mapped.append(make_param(f"{params_name}[{i}]", leaf))
+        else:
+            args[params_name] = pytree.tree_map(make_param, params, params_name)
     # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
     # (The graph holds the input nodes, then one node per parameter.)
     made_params = len(graph.nodes) - len(order)
-    unique_names = len(graph.param_values) == made_params and not any(n in graph.param_values for n in order)
+    unique_names = not graph.param_values and not made_params or (
+        len(graph.param_values) == made_params and not any(n in graph.param_values for n in order))
     arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
 
     converter = Converter(rec, loops)
@@ -170,9 +180,15 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     frame = Frame(source, Env(arguments), fn.__globals__, cells)
     with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
         result = converter.run_frame(frame, source.tree.body)
-        leaves, graph.out_tree = pytree.flatten(result)
+        if type(result) is Tensor:  # one array returned: what pytree.flatten gives for a leaf, without its walk
+            leaves, graph.out_tree = [("", result)], _LEAF
+        else:
+            leaves, graph.out_tree = pytree.flatten(result)
         try:
-            graph.outputs = [output_value(rec, path, leaf) for path, leaf in leaves]
+            outputs = []
+            for path, leaf in leaves:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
+                outputs.append(output_value(rec, path, leaf))
+            graph.outputs = outputs
         except TraceError as e:
             raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
                               construct="the return value", hint="return arrays, numbers, and nests of them") \
@@ -192,6 +208,10 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     if not built_by_recorder:
         graph.verify()
     return graph
+
+
+_LEAF = pytree.flatten(None)[1]
+"""The structure of a single leaf (``("leaf", None, ())``; a tuple, shared by the graphs that return one array)."""
 
 
 def _nothing_dead(graph: Graph) -> bool:
