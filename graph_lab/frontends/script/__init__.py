@@ -158,14 +158,7 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
             if isinstance(leaf, np.ndarray):
                 return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
             return leaf
-        if type(params) is list and pytree._flat_container(params) is list:
-            # A flat list of weights, the commonest params: what tree_map does for one (the same paths, in the
-            # same order), without its comprehension
-            args[params_name] = mapped = []
-            for i, leaf in enumerate(params):
-                mapped.append(make_param(f"{params_name}[{i}]", leaf))
-        else:
-            args[params_name] = pytree.tree_map(make_param, params, params_name)
+        args[params_name] = pytree.tree_map(make_param, params, params_name)
     # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
     # (The graph holds the input nodes, then one node per parameter.)
