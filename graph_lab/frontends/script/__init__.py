@@ -23,6 +23,8 @@ The modules, in the order a function goes through them:
 from __future__ import annotations
 
 import inspect
+import weakref
+from types import FunctionType, MethodType
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -90,21 +92,46 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
     try:
         if loops not in LOOP_MODES:
             raise TraceError(f"loops must be one of {LOOP_MODES}, got {loops!r}")
-        if not (inspect.isfunction(fn) or inspect.ismethod(fn) and inspect.isfunction(fn.__func__)):
+        # (``type(fn) is FunctionType`` first: the common case told without inspect's two calls; a method's type
+        # is exactly MethodType, which cannot be subclassed)
+        if not (type(fn) is FunctionType or inspect.isfunction(fn)
+                or type(fn) is MethodType and inspect.isfunction(fn.__func__)):
             raise TraceError(f"script() takes a Python function defined with def (or a method of an object), "
                              f"got {type(fn).__name__}")
         if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-        order, params_name = bind_arguments(fn, list(specs), params is not None)
+        specs = {}
+        for name, spec in shapes.items():
+            specs[name] = parse_spec(name, spec)
+        called = fn  # (a method binds its arguments after its object's)
+        owner, fn = (fn.__self__, fn.__func__) if type(fn) is MethodType else (None, fn)
+        prepared = _prepared.get(fn)
+        key = (tuple(specs), params is not None, owner is not None)
+        if (prepared is not None and prepared[0] is fn.__code__ and prepared[1] == fn.__name__
+                and prepared[2] == key and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")):
+            _, _, _, order, params_name, source = prepared
+        else:
+            order, params_name = bind_arguments(called, list(specs), params is not None)
+            source = None
     except TraceError as e:
         call_site = user_location(1)  # an argument error is the caller's: point at the script(...) call
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
-    owner, fn = (fn.__self__, fn.__func__) if inspect.ismethod(fn) else (None, fn)
-    source = source_of(fn)
+    if source is None:
+        source = source_of(fn)
+        _prepared[fn] = (fn.__code__, fn.__name__, key, order, params_name, source)
     with gc_paused():  # a capture makes many objects that all live on: collecting during it frees nothing
         return _convert(fn, owner, source, specs, order, params, params_name, loops)
+
+
+_prepared: "weakref.WeakKeyDictionary[FunctionType, tuple]" = weakref.WeakKeyDictionary()
+"""Per function: ``(code, name, (argument names, has params, is a method), order, params name, source)``, what
+``bind_arguments`` and ``source_of`` gave for it the last time it was scripted. Both depend only on the code object,
+the name and that key (the binding on the parameters' names and kinds, which the code object holds; the parse on
+the code object and the name), so while those are the same objects and values the same answers hold. Looking
+the function up by identity costs much less than their caches keyed by code object, which hash and compare
+code objects field by field. (A function given ``__signature__`` or ``__wrapped__`` is bound by ``inspect``
+each time, as ``bind_arguments`` does.)"""
 
 
 def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], params, params_name: str | None,
@@ -113,9 +140,15 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     script's own code shaped it: see the end)."""
     graph = Graph(fn.__name__)
     rec = ScriptRecorder(graph)
-    rec.loc = source.loc(source.tree)
-    if any(isinstance(d, Dim) for dims, _ in specs.values() for d in dims):
+    rec.loc = source.locs[source.tree.lineno]  # source.loc(source.tree)
+    for dims, _ in specs.values():  # (loops, not any(...) over a generator: a capture of a small function
+        for d in dims:              # costs little more than its set-up, which this is part of)
+            if type(d) is not int and isinstance(d, Dim):
+                break
+        else:
+            continue
         rec.shape_env = new_shape_env(rec, None, "guard")
+        break
     args = {}
     for name in order:
         t = input_type(rec, name, *specs[name], rec.loc)
@@ -130,7 +163,8 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
     # (The graph holds the input nodes, then one node per parameter.)
     made_params = len(graph.nodes) - len(order)
-    unique_names = len(graph.param_values) == made_params and not any(n in graph.param_values for n in order)
+    unique_names = not graph.param_values and not made_params or (
+        len(graph.param_values) == made_params and not any(n in graph.param_values for n in order))
     arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
 
     converter = Converter(rec, loops)
@@ -139,9 +173,15 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     frame = Frame(source, Env(arguments), fn.__globals__, cells)
     with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
         result = converter.run_frame(frame, source.tree.body)
-        leaves, graph.out_tree = pytree.flatten(result)
+        if type(result) is Tensor:  # one array returned: what pytree.flatten gives for a leaf, without its walk
+            leaves, graph.out_tree = [("", result)], _LEAF
+        else:
+            leaves, graph.out_tree = pytree.flatten(result)
         try:
-            graph.outputs = [output_value(rec, path, leaf) for path, leaf in leaves]
+            outputs = []
+            for path, leaf in leaves:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
+                outputs.append(output_value(rec, path, leaf))
+            graph.outputs = outputs
         except TraceError as e:
             raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
                               construct="the return value", hint="return arrays, numbers, and nests of them") \
@@ -161,6 +201,10 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     if not built_by_recorder:
         graph.verify()
     return graph
+
+
+_LEAF = pytree.flatten(None)[1]
+"""The structure of a single leaf (``("leaf", None, ())``; a tuple, shared by the graphs that return one array)."""
 
 
 def _nothing_dead(graph: Graph) -> bool:

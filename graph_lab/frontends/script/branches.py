@@ -30,6 +30,13 @@ from .analysis import assigned_names, contains, loop_exits
 from .values import Break, Continue, Return, Undefined
 
 _MISSING = object()
+
+
+def _returns(stmts: list[ast.stmt]) -> ast.AST | None:
+    """The first ``return`` in the statements (a question for ``FunctionSource.ask``)."""
+    return contains(stmts, ast.Return)
+
+
 _ARRAY_LEAVES = (Tensor, bool, int, float, complex)
 
 
@@ -90,7 +97,7 @@ class Branches:
 
     def convert_if(self, node: ast.If, test: Tensor, after: list[ast.stmt] | None) -> None:
         pred = predicate(test, "the if test")
-        ret = contains(node.body + node.orelse, ast.Return)
+        ret = self.frame.source.ask(_returns, node, node.body + node.orelse)
         if ret is None:
             self.merge_branches(node, pred)
             return
@@ -152,7 +159,7 @@ class Branches:
         orelse = self.region(Op.COND, "else", self.run_block(node.orelse, None, what))
         env, show = self.frame.env, self.frame.source.show
         merged, a, b = [], [], []
-        for name in assigned_names(node.body + node.orelse):
+        for name in self.frame.source.ask(assigned_names, node, node.body + node.orelse):
             x, y = then.env.values.get(name, _MISSING), orelse.env.values.get(name, _MISSING)
             if x is y or _same_python_value(x, y):  # one Python value either way: it stays one
                 if x is not _MISSING and x is not env.values.get(name, _MISSING):
@@ -209,7 +216,7 @@ class Branches:
         variables become ``Undefined`` after the loop (it may run zero times)."""
         env, show = self.frame.env, self.frame.source.show
         carried, local = [], []
-        for name in assigned_names(body):
+        for name in self.frame.source.ask(assigned_names, node, body):  # (body is node.body)
             if index is not None and name == index[0]:
                 continue
             value = env.values.get(name, _MISSING)
@@ -226,7 +233,7 @@ class Branches:
     def run_loop(self, node, op: Op, carry: "Carry", test: ast.expr | None, bounds: list) -> list:
         """A ``while_loop`` (``test`` given) or ``fori_loop`` (``bounds`` given) node for ``carry``; returns its
         outputs for the carry."""
-        exit_node = loop_exits(node.body)
+        exit_node = self.frame.source.ask(loop_exits, node, node.body)
         if exit_node is not None:
             word = "break" if isinstance(exit_node, ast.Break) else "continue"
             raise self.fail(exit_node, f"{word} in a loop on tensor data: a while_loop or fori_loop node runs its "

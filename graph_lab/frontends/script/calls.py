@@ -67,8 +67,14 @@ def _signed(fn: types.FunctionType) -> tuple:
     """``(signature, by_name)`` for ``signature_of`` and ``bind_by_name``: ``by_name`` is the parameters as
     ``(name, default)`` pairs when each is an ordinary one (positional or keyword, no ``*args``, ``**kwargs``,
     ``/`` or ``*``), else None."""
+    return _signed_with_names(fn)[:2]
+
+
+def _signed_with_names(fn: types.FunctionType) -> tuple:
+    """``(signature, by_name, names)``: ``_signed``'s two, and the set of the parameter names when ``by_name`` is
+    not None (``bind_by_name`` checks a call's keywords against it in one set comparison)."""
     if hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
-        return inspect.signature(fn), None
+        return inspect.signature(fn), None, None
     hit = _signatures.get(fn)
     if hit is not None and hit[0] is fn.__defaults__ and hit[1] is fn.__kwdefaults__:
         return hit[2]
@@ -76,8 +82,9 @@ def _signed(fn: types.FunctionType) -> tuple:
     params = signature.parameters.values()
     by_name = (tuple((p.name, p.default) for p in params)
                if all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) else None)
-    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, (signature, by_name))
-    return signature, by_name
+    names = frozenset(name for name, _ in by_name) if by_name is not None else None
+    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, (signature, by_name, names))
+    return signature, by_name, names
 
 
 def bind_by_name(fn: types.FunctionType, first: list, by_name: dict) -> dict:
@@ -89,12 +96,13 @@ def bind_by_name(fn: types.FunctionType, first: list, by_name: dict) -> dict:
     for a function whose parameters are all ordinary ones the dict is made directly (the same entries in the same
     order; see ``_signed``). Any other function, and a name that is not one of the parameters after ``first``, go
     through ``inspect``, which raises its ``TypeError`` as before."""
-    signature, params = _signed(fn)
+    signature, params, names = _signed_with_names(fn)
     if params is not None and len(first) <= len(params):
-        rest = params[len(first):]
-        names = {name for name, _ in rest}
-        if all(name in names for name in by_name):
-            arguments = {name: value for (name, _), value in zip(params, first)}
+        rest = params[len(first):] if first else params
+        if first:
+            names = {name for name, _ in rest}
+        if by_name.keys() <= names:  # every name is one of the parameters after ``first``
+            arguments = {name: value for (name, _), value in zip(params, first)} if first else {}
             for name, default in rest:
                 if name in by_name:
                     arguments[name] = by_name[name]

@@ -28,6 +28,8 @@ if hasattr(ast, "TryStar"):
     _KEYWORDS[ast.TryStar] = "try"
 
 
+_NO_ANSWER = object()
+
 _parsed: "weakref.WeakKeyDictionary[types.CodeType, FunctionSource]" = weakref.WeakKeyDictionary()
 
 
@@ -90,6 +92,23 @@ class FunctionSource:
         self.locs = LineLocs(self.filename, self.first_line)
         """``locs[node.lineno]``: the ``SourceLoc`` of a line of the parsed text, made the first time it is asked
         for and then shared by every node made from that line (a loop body is converted over and over)."""
+        self.analyses: dict = {}
+        """``analysis.py``'s answers about nodes of this tree, by (question, node): see ``ask``."""
+
+    def ask(self, question, node: ast.AST, stmts: list[ast.stmt]):
+        """``question(stmts)`` (``assigned_names``, ``contains``...; ``stmts`` made from ``node`` alone, as
+        ``node.body + node.orelse``), worked out once per node of this tree. The tree is never changed and lives as
+        long as this object, so the answer holds for every later conversion of the node: an ``if`` on tensor data
+        inside an unrolled loop is converted once per iteration, and walking its branches each time cost as much
+        as converting them. (Keyed by the node itself, which hashes by identity.)"""
+        key = (question, node)
+        answer = self.analyses.get(key, _NO_ANSWER)
+        if answer is _NO_ANSWER:
+            answer = question(stmts)
+            if type(answer) is list:  # shared by every caller: a tuple, which none can change
+                answer = tuple(answer)
+            self.analyses[key] = answer
+        return answer
 
     def line(self, node: ast.AST) -> int:
         """The line of ``node`` in the file."""
