@@ -503,3 +503,23 @@ def test_users_and_producer():
     assert g.users(x) == [mul]
     assert const_or_add in mul.output.users and mul.output.users.count(const_or_add) == 2
     g.verify()
+
+
+def test_a_signature_given_after_a_capture_is_followed():
+    """Argument binding is remembered per code object, but a function given ``__signature__`` (which inspect
+    follows) must not get the order remembered for its code."""
+    import inspect
+    import types as pytypes
+
+    from graph_lab.frontends.trace import bind_arguments
+
+    def scaled(x, w, k=2.0):
+        return x * w * k
+
+    fn = pytypes.FunctionType(scaled.__code__, scaled.__globals__, "scaled", scaled.__defaults__)
+    assert bind_arguments(fn, ["x", "w"], False) == (["x", "w"], None)
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    fn.__signature__ = inspect.Signature([inspect.Parameter("w", kind), inspect.Parameter("x", kind),
+                                          inspect.Parameter("k", kind, default=2.0)])
+    assert bind_arguments(fn, ["x", "w"], False) == (["w", "x"], None)
+    assert bind_arguments(scaled, ["x", "w"], False) == (["x", "w"], None)  # the plain function: unchanged

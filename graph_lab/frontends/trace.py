@@ -144,6 +144,8 @@ def _parameters(fn: Callable) -> list | None:
     """``fn``'s parameters (None when ``inspect`` cannot tell). A plain function's come from its code object
     alone (names and kinds; defaults do not matter here), so they are worked out once per code object."""
     code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
+    if code is not None and (hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__")):
+        code = None  # inspect follows these rather than the code: not a fact of the code object
     if code is not None:
         hit = _parameter_cache.get(code)
         if hit is not None:
@@ -152,7 +154,7 @@ def _parameters(fn: Callable) -> list | None:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if code is not None and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__"):
+    if code is not None:
         _parameter_cache[code] = tuple(params)
     return params
 
