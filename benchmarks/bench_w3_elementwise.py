@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import fmt_time, header, interleaved, optional_libraries, print_header, print_table
+from harness import backend_variants, fmt_time, header, interleaved, optional_libraries, print_header, print_table
 
-from graph_lab import F, FusedOptions, compile_graph, trace
+from graph_lab import F, trace
 
 N = 16 * 1024 * 1024
 
@@ -49,13 +49,7 @@ def library_variants(fn_name: str, x) -> dict:
 
 
 def variants_for(fn, name: str, x) -> tuple[dict, object]:
-    g = trace(fn, {"x": ((N,), "float32")})
-    auto = compile_graph(g, "fused")
-    variants = {"eager NumPy": lambda: fn(x), "graph_lab codegen": (lambda c=compile_graph(g, "codegen"): c(x)),
-                "graph_lab fused (cost model)": lambda: auto(x)}
-    for threads in (1, 2):
-        compiled = compile_graph(g, "fused", options=FusedOptions(fuse="always", max_threads=threads))
-        variants[f"graph_lab fused, {threads} thread{'s' if threads > 1 else ''}"] = (lambda c=compiled: c(x))
+    variants, auto = backend_variants(fn, trace(fn, {"x": ((N,), "float32")}), x)
     variants.update(library_variants(name, x))
     return variants, auto
 

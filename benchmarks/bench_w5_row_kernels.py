@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import header, interleaved, print_ratios
+from harness import backend_variants, header, interleaved, print_ratios
 
-from graph_lab import F, FusedOptions, compile_graph, trace
+from graph_lab import F, trace
 
 SHAPES = [(128, 512), (4096, 1024)]
 
@@ -24,13 +24,7 @@ def ops(dim: int, rng) -> dict:
 
 
 def compare(name: str, fn, x, number: int) -> None:
-    g = trace(fn, {"x": (x.shape, "float32")})
-    auto = compile_graph(g, "fused")
-    variants = {"eager NumPy": lambda: fn(x), "graph_lab codegen": (lambda c=compile_graph(g, "codegen"): c(x)),
-                "graph_lab fused (cost model)": lambda: auto(x)}
-    for threads in (1, 2):
-        forced = compile_graph(g, "fused", options=FusedOptions(fuse="always", max_threads=threads))
-        variants[f"graph_lab fused, {threads} thread{'s' if threads > 1 else ''}"] = (lambda c=forced: c(x))
+    variants, auto = backend_variants(fn, trace(fn, {"x": (x.shape, "float32")}), x)
     medians = interleaved(variants, rounds=9, number=number)
     print_ratios(f"W5 {name} {list(x.shape)} float32 (median of 9 interleaved rounds x {number} calls)", medians)
     print("cost model: " + "; ".join(grp.decision.reason for grp in auto.partition.groups))

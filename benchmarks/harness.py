@@ -118,3 +118,16 @@ def print_ratios(title: str, medians: dict[str, float], baseline: str = "eager N
 
 def header(what: str) -> None:
     print(f"{what}\nmachine: {machine()}\n")
+
+
+def backend_variants(fn, g, x) -> tuple[dict[str, Callable[[], object]], object]:
+    """Eager ``fn(x)`` and the traced graph ``g`` through ``codegen``, ``fused`` with its cost model, and ``fused``
+    forced onto 1 and 2 threads; also the cost-model ``fused`` callable (its decisions are worth printing)."""
+    from graph_lab import FusedOptions, compile_graph
+    auto = compile_graph(g, "fused")
+    variants = {"eager NumPy": lambda: fn(x), "graph_lab codegen": (lambda c=compile_graph(g, "codegen"): c(x)),
+                "graph_lab fused (cost model)": lambda: auto(x)}
+    for threads in (1, 2):
+        forced = compile_graph(g, "fused", options=FusedOptions(fuse="always", max_threads=threads))
+        variants[f"graph_lab fused, {threads} thread{'s' if threads > 1 else ''}"] = (lambda c=forced: c(x))
+    return variants, auto
