@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from harness import header, optional_libraries, print_header, print_table
+from harness import header, interleaved, optional_libraries, print_header, print_table
 
 import graph_lab
 from graph_lab import LazyRunner, trace
@@ -41,22 +41,13 @@ def linear_fit(nodes: list[int], seconds: list[float]) -> tuple[float, float]:
     return (r0 * s11 - r1 * s01) / det, (s00 * r1 - s01 * r0) / det
 
 
-def median_time(fn, rounds: int = 5, batch_seconds: float = 0.02) -> float:
-    """Median seconds per call over ``rounds`` samples; each sample times as many calls as take about
-    ``batch_seconds`` (one capture of 8 layers takes ~0.2 ms, too short to time alone against the clock's and the
-    scheduler's noise)."""
+def batch_size(fn, batch_seconds: float = 0.02) -> int:
+    """How many calls of ``fn`` take about ``batch_seconds`` (one capture of 8 layers takes ~0.2 ms, too short to
+    time alone against the clock's and the scheduler's noise)."""
     fn()
     start = time.perf_counter()
     fn()
-    once = time.perf_counter() - start
-    number = max(1, int(batch_seconds / max(once, 1e-9)))
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
+    return max(1, int(batch_seconds / max(time.perf_counter() - start, 1e-9)))
 
 
 def capture_trace(ws):
@@ -76,15 +67,11 @@ def capture_compile(x, ws):
     return compiled
 
 
-def compile_phases(x, ws, rounds: int = 5) -> tuple[float, float]:
-    """Median seconds of the first call's two phases, as the compiled function records them: capture (the
-    bytecode interpreted into the graph and its guards) and backend (passes, code generation)."""
-    capture, backend = [], []
-    for _ in range(rounds):
-        segments = [seg for entries in capture_compile(x, ws).cache.values() for seg in entries]
-        capture.append(sum(seg.compile_seconds for seg in segments))
-        backend.append(sum(seg.backend_seconds for seg in segments))
-    return statistics.median(capture), statistics.median(backend)
+def compile_phases(x, ws) -> tuple[float, float]:
+    """Seconds of one first call's two phases, as the compiled function records them: capture (the bytecode
+    interpreted into the graph and its guards) and backend (passes, code generation)."""
+    segments = [seg for entries in capture_compile(x, ws).cache.values() for seg in entries]
+    return sum(seg.compile_seconds for seg in segments), sum(seg.backend_seconds for seg in segments)
 
 
 def torch_fx(n: int):
@@ -121,11 +108,22 @@ def jax_jaxpr(n: int, x, ws):
     return lambda: jax.make_jaxpr(fn)(x, ws)
 
 
+ROUNDS = 7
+
+
+def measure(configs: dict[tuple[str, int], object]) -> dict[tuple[str, int], float]:
+    """Median seconds per call of every (frontend, N), interleaved: each round times one batch of each in turn, so a
+    drift of the machine's speed during the run (10-20% within minutes on this shared machine) moves every figure
+    alike instead of tilting the per-node curve from the first N to the last."""
+    numbers = {key: batch_size(fn) for key, fn in configs.items()}
+    return interleaved(configs, rounds=ROUNDS, number=numbers)
+
+
 def main() -> None:
     header("W2: capture time per node, residual chains x = x + tanh(x @ W_i) on [4, 8]")
     rng = np.random.default_rng(0)
-    node_counts, times = [], {}
-    inputs = []
+    node_counts, inputs = [], []
+    ours: dict[tuple[str, int], object] = {}
     for n in SIZES:
         ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
         x = rng.standard_normal((4, 8))
@@ -134,31 +132,38 @@ def main() -> None:
         lr = capture_lazy(x, ws)
         assert lr.graphs == [nodes]
         node_counts.append(nodes)
-        for name, seconds in (("trace", median_time(lambda: capture_trace(ws))),
-                              ("script", median_time(lambda: graph_lab.script(chain, {"x": (4, 8)}, ws))),
-                              ("LazyRunner (record + run)", median_time(lambda: capture_lazy(x, ws))),
-                              ("compile() first call", median_time(lambda: capture_compile(x, ws)))):
-            times.setdefault(name, []).append(seconds)
-        capture, backend = compile_phases(x, ws)
-        times.setdefault("of which capture", []).append(capture)
-        times.setdefault("of which backend", []).append(backend)
+        ours[("trace", n)] = lambda ws=ws: capture_trace(ws)
+        ours[("script", n)] = lambda ws=ws: graph_lab.script(chain, {"x": (4, 8)}, ws)
+        ours[("LazyRunner (record + run)", n)] = lambda x=x, ws=ws: capture_lazy(x, ws)
+        ours[("compile() first call", n)] = lambda x=x, ws=ws: capture_compile(x, ws)
+    medians = measure(ours)
+    phases = {n: [compile_phases(x, ws) for _ in range(ROUNDS)] for n, x, ws in inputs}
     # The peers come after every graph_lab figure: importing torch and jax makes the process hold ten times more
     # objects (~230,000 against ~24,000), and each full pass of the cyclic GC, which any capture's garbage
     # triggers now and then, then takes longer (measured: trace 5-11% slower per node with them imported).
+    peers: dict[tuple[str, int], object] = {}
     for n, x, ws in inputs:
         fx = torch_fx(n)
         if fx is not None:
-            times.setdefault("torch.fx symbolic_trace", []).append(median_time(fx))
+            peers[("torch.fx symbolic_trace", n)] = fx
         jaxpr = jax_jaxpr(n, x, ws)
         if jaxpr is not None:
-            times.setdefault("jax.make_jaxpr", []).append(median_time(jaxpr))
+            peers[("jax.make_jaxpr", n)] = jaxpr
+    if peers:
+        medians.update(measure(peers))
+    times: dict[str, list[float]] = {}
+    for (name, n), seconds in medians.items():
+        times.setdefault(name, []).append(seconds)
+        if name == "compile() first call":
+            times.setdefault("of which capture", []).append(statistics.median(c for c, _ in phases[n]))
+            times.setdefault("of which backend", []).append(statistics.median(b for _, b in phases[n]))
     per_node = {name: [t / nodes for t, nodes in zip(v, node_counts)] for name, v in times.items()}
     rows = [[str(n), str(nodes)] + [f"{per_node[name][i] * 1e6:.1f}" for name in per_node]
             for i, (n, nodes) in enumerate(zip(SIZES, node_counts))]
-    print_header("microseconds per node (median of 5 samples, each a batch of captures of ~20 ms)")
+    print_header(f"microseconds per node (median of {ROUNDS} interleaved rounds, each a batch of captures of ~20 ms)")
     print_table(["layers", "nodes"] + list(per_node), rows)
     print("(compile()'s first call also runs the graph; its capture and backend phases are as the compiled function "
-          "records them, median of 5 first calls)")
+          f"records them, median of {ROUNDS} first calls)")
     print("\nlinear fit of the time of one capture, a + b * nodes, over N = 1 .. 1024 (least squares, weighted so "
           "each N counts alike):")
     for name, v in per_node.items():

@@ -72,9 +72,10 @@ def optional_libraries() -> dict:
     return found
 
 
-def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int = 1,
+def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int | dict[str, int] = 1,
                 warmup: int = 1) -> dict[str, float]:
-    """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls.
+    """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls (a dict:
+    each variant's own number, for variants whose calls take very different times).
 
     Each timed batch follows one untimed call of the same variant: a variant that allocates large arrays leaves
     the C allocator's free lists and thresholds (glibc's mmap threshold grows with the blocks it sees freed) in a
@@ -85,13 +86,15 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in variants}
+    numbers = number if isinstance(number, dict) else dict.fromkeys(variants, number)
     for _ in range(max(rounds, 5)):
         for name, fn in variants.items():
             fn()  # (untimed: see above)
+            count = numbers[name]
             start = time.perf_counter()
-            for _ in range(number):
+            for _ in range(count):
                 fn()
-            times[name].append((time.perf_counter() - start) / number)
+            times[name].append((time.perf_counter() - start) / count)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
