@@ -53,7 +53,8 @@ def counted(which: str, n: int, reps: int, cache: bool) -> dict[str, int]:
         out = os.path.join(tmp, "out")
         run = subprocess.run(["valgrind", *tool, f"--{'cachegrind' if cache else 'callgrind'}-out-file={out}",
                               sys.executable, __file__, "--child", which, str(n), str(reps)],
-                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent), "PYTHONHASHSEED": "0"})
+                             capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(HERE.parent), "PYTHONHASHSEED": "0"})
     if run.returncode != 0:
         raise RuntimeError(f"valgrind failed for {which} N={n}: {run.stderr[-2000:]}")
     found = {}
