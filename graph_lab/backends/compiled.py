@@ -46,13 +46,15 @@ class CompiledGraph:
         """The pass pipeline that ran, by name or as a list of passes."""
         self.reports = reports
         """One ``PassReport`` per pass."""
-        input_nodes = graph.input_nodes
+        input_nodes, param_nodes = pycode._source_nodes(graph)  # (graph.input_nodes, graph.param_nodes)
         self.input_names = [n.attrs["name"] for n in input_nodes]  # (graph.input_names)
-        self.param_names = [n.attrs["name"] for n in graph.param_nodes]
-        self._params = tuple(graph.param_values[n] for n in self.param_names)
-        self._array_inputs = [i for i, n in enumerate(input_nodes) if n.output.type.ndim > 0]
+        self.param_names = [n.attrs["name"] for n in param_nodes]
+        values = graph.param_values
+        self._params = tuple([values[n] for n in self.param_names])
+        # (``type.shape`` is empty exactly when ``type.ndim == 0``)
+        self._array_inputs = [i for i, n in enumerate(input_nodes) if n.outputs[0].type.shape]
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
-        self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
+        self._wrap = [i for i, v in enumerate(graph.outputs) if not v.type.shape or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
         self._codes: dict[Any, pycode.PyCode] = {}  # the generated functions' code objects -> their PyCode
 
@@ -257,6 +259,18 @@ def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[Pas
     unsupported = _not_fused_yet(optimized)
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
-    from .fused import compile_fused
+    compile_fused = _compile_fused or _import_compile_fused()
     return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True)
+
+
+_compile_fused = None
+"""``fused.compile_fused``, imported on first use (fused.py imports this module): an import statement in a
+function runs the import machinery on every call, which costs microseconds (as much as a node's capture)."""
+
+
+def _import_compile_fused():
+    global _compile_fused
+    from .fused import compile_fused
+    _compile_fused = compile_fused
+    return compile_fused
 

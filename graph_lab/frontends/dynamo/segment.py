@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...backends.compiled import compile_captured
 from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
@@ -65,6 +66,10 @@ class Segment:
     step_nodes: list = field(default_factory=list)
     """The graph's nodes as capture left them, dead code included: the nodes step i recorded are those from its
     count to the next step's."""
+    input_names: list | None = None
+    """The names of the graph's inputs, in order (``graph.input_names``, as capture knew them)."""
+    symbolic: bool | None = None
+    """Whether the graph's sizes are symbolic (``is_symbolic_graph(graph)``, as capture knew it)."""
 
     @property
     def steps(self) -> list[tuple]:
@@ -139,8 +144,8 @@ class ExecutePlan:
     def __init__(self, seg: Segment):
         self.runner = seg.runner
         """The runner this plan was made for."""
-        self.names = [n.attrs["name"] for n in seg.graph.input_nodes]
-        self.symbolic = is_symbolic_graph(seg.graph)
+        self.names = seg.input_names if seg.input_names is not None else seg.graph.input_names
+        self.symbolic = seg.symbolic if seg.symbolic is not None else is_symbolic_graph(seg.graph)
         self.run = None
         """``run(inputs in the compiled graph's order, params)``: the compiled graph without ``run``'s dict."""
         self.direct = self.consts = self.named_error = None
@@ -278,7 +283,7 @@ def backend_runner(graph: Graph, backend: str):
     leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
     if backend == "interpret":
         return interpret_runner(graph)
-    from ...backends.compiled import compile_captured  # (compile_graph, without a copy of a graph left as it is)
+    # (compile_graph, without a copy of a graph left as it is)
     return compile_captured(graph, backend=backend, passes="exact", verify=False).run
 
 
