@@ -188,3 +188,17 @@ def test_a_symbolic_segment_knows_it_is_symbolic():
         for seg in segments:
             assert seg.symbolic == is_symbolic_graph(seg.graph)
             assert seg.input_names == seg.graph.input_names
+
+
+def test_code_facts_are_what_each_function_gives():
+    def fn(x):
+        for _ in range(2):
+            if x.sum() > 0:
+                x = x - 1.0
+        return x
+
+    first, jumps, reason = runtime._code_facts(fn.__code__)
+    assert first == runtime.instructions_of(fn.__code__)[0].offset
+    assert jumps == runtime._conditional_jumps(fn.__code__)
+    assert reason == runtime._cannot_interpret_of(fn.__code__)
+    assert runtime._code_facts(fn.__code__) is runtime._code_facts(fn.__code__)

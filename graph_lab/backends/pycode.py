@@ -403,8 +403,10 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
     # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
     source = _with_comments(body, return_line) if ctx.sources else None
     _check_source(text)
+    # (with no size symbol, the comments given now are those of the lines the statement hook wrote: none when it
+    # wrote none)
     _check_source(source if source is not None else
-                  "\n".join([comment for _, comment, _ in body if comment is not None]))
+                  "\n".join([comment for _, comment, _ in body if comment is not None]) if custom_code else "")
     return PyCode(text, tuple(ctx.consts), ctx.impls, [n.attrs["name"] for n in ctx.input_nodes],
                   [n.attrs["name"] for n in ctx.param_nodes], body, return_line, source, line_nodes, line_spans,
                   numpy_calls)

@@ -83,8 +83,8 @@ class CompiledFunction:
         self._fast_path_source = ""
         self._fast_path_due = False
         """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
-        self._first = instructions_of(self.code)[0].offset
-        self._conditional_jumps = conditional_jumps_of(self.code)
+        # (what depends on the code alone, made once per code object: see _code_facts)
+        self._first, self._conditional_jumps, reason = _code_facts(self.code)
         self._cells = dict(zip(self.code.co_freevars, fn.__closure__ or ()))
         """The free variables' cells (the function object's own: they never change)."""
         self.recompile_log: list[str] = []
@@ -94,7 +94,6 @@ class CompiledFunction:
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
         _wraps(self, fn)
-        reason = _cannot_interpret_of(self.code)
         if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
             if fullgraph:
                 raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
@@ -509,6 +508,17 @@ def _plain_parameters(fn) -> bool:
 
 _jumps_cache = CodeCache()
 _cannot_interpret_cache = CodeCache()
+_facts_cache = CodeCache()
+
+
+def _code_facts(code: types.CodeType) -> tuple[int, dict, str | None]:
+    """``(offset of the first instruction, conditional_jumps_of(code), _cannot_interpret_of(code))``: what
+    ``CompiledFunction`` reads from its code, looked up once per compile() rather than three times."""
+    facts = _facts_cache.get(code)
+    if facts is None:
+        facts = _facts_cache.put(code, (instructions_of(code)[0].offset, conditional_jumps_of(code),
+                                        _cannot_interpret_of(code)))
+    return facts
 
 
 def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:

@@ -156,8 +156,11 @@ class ExecutePlan:
         compiled = getattr(seg.runner, "__self__", None)
         if seg.graph.outputs and compiled is not None and hasattr(compiled, "_run") and \
                 getattr(seg.runner, "__func__", None) is type(compiled).run:
-            by_name = dict(zip(self.names, seg.input_sources))
-            self.ordered = [by_name[name] for name in compiled.input_names]
+            if compiled.input_names == self.names:  # (the usual: the passes kept the graph's inputs in order)
+                self.ordered = list(seg.input_sources)
+            else:
+                by_name = dict(zip(self.names, seg.input_sources))
+                self.ordered = [by_name[name] for name in compiled.input_names]
             self.run, self.params = compiled._run, compiled._params
             if getattr(compiled, "direct", None) is not None:
                 (self.direct, self.consts), self.named_error = compiled.direct, compiled._named_error
