@@ -172,6 +172,7 @@ def test_source_nodes_are_the_input_and_param_nodes():
 
 
 def test_a_symbolic_segment_knows_it_is_symbolic():
+    from graph_lab.backends import compiled
     from graph_lab.ir.sizes import is_symbolic_graph
 
     def f(x, w):
@@ -188,6 +189,7 @@ def test_a_symbolic_segment_knows_it_is_symbolic():
         for seg in segments:
             assert seg.symbolic == is_symbolic_graph(seg.graph)
             assert seg.input_names == seg.graph.input_names
+            assert compiled._not_fused_yet(seg.graph, seg.symbolic) == compiled._not_fused_yet(seg.graph)
 
 
 def test_code_facts_are_what_each_function_gives():

@@ -216,9 +216,10 @@ class CodegenGraph(CompiledGraph):
         return lines + [f"    {line}" for line in plan.describe(self.graph)]
 
 
-def _not_fused_yet(graph: Graph) -> str:
-    """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''."""
-    if is_symbolic_graph(graph):
+def _not_fused_yet(graph: Graph, symbolic: bool | None = None) -> str:
+    """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''. (``symbolic``:
+    ``is_symbolic_graph(graph)`` when the caller knows it.)"""
+    if is_symbolic_graph(graph) if symbolic is None else symbolic:
         return "its sizes are symbolic (fused kernels are written for static shapes)"
     if has_regions(graph):
         return "it has control-flow regions (fused kernels are made for straight-line graphs)"
@@ -239,24 +240,26 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
 
 
 def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
-                     verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+                     verify: bool = True, log: bool = False, options=None, symbolic: bool | None = None
+                     ) -> CompiledGraph:
     """``compile_graph`` for a caller that hands ``graph`` over and never edits it afterwards, as ``compile()``
     does with each graph it captures: when no pass changes the graph (the usual case), the compiled graph keeps
-    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed."""
+    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed.
+    ``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it (no pass changes an input's type)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline_on(graph, passes, verify=verify, log=log)
-    return _compile_optimized(optimized, backend, passes, reports, options)
+    return _compile_optimized(optimized, backend, passes, reports, options, symbolic)
 
 
-def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options
-                       ) -> CompiledGraph:
+def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options,
+                       symbolic: bool | None = None) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES
     if backend == "codegen":
         return CodegenGraph(optimized, passes, reports, min_bytes)
-    unsupported = _not_fused_yet(optimized)
+    unsupported = _not_fused_yet(optimized, symbolic)
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
     compile_fused = _compile_fused or _import_compile_fused()

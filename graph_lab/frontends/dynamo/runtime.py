@@ -277,7 +277,7 @@ class CompiledFunction:
                 seg = self._capture_once(offset, inputs, r.attempt)
             seg.compile_seconds = now() - started
             seg.check = _guard_function_on_first_use(seg)
-            seg.runner = backend_runner(seg.graph, self.backend)
+            seg.runner = backend_runner(seg.graph, self.backend, seg.symbolic)
             seg.backend_seconds = now() - started - seg.compile_seconds
         finally:
             if gc_was_enabled:

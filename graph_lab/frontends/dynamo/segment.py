@@ -281,13 +281,14 @@ def interpret_runner(graph: Graph):
     return prepare(graph)
 
 
-def backend_runner(graph: Graph, backend: str):
+def backend_runner(graph: Graph, backend: str, symbolic: bool | None = None):
     """Run a graph with ``compile(backend=...)``'s backend: ``auto`` (fused where a C compiler is found, which
-    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
+    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention.
+    (``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it.)"""
     if backend == "interpret":
         return interpret_runner(graph)
     # (compile_graph, without a copy of a graph left as it is)
-    return compile_captured(graph, backend=backend, passes="exact", verify=False).run
+    return compile_captured(graph, backend=backend, passes="exact", verify=False, symbolic=symbolic).run
 
 
 class RecipeMaker:
