@@ -18,6 +18,7 @@ import pytest
 
 import graph_lab
 from graph_lab import GraphBreak, RecompileLimitWarning
+from graph_lab.ir.sizes import is_symbolic_graph
 
 HERE = Path(__file__).resolve().parent
 
@@ -154,6 +155,9 @@ def test_corpus_matches_eager(name, capsys):
         for segments in g.cache.values():
             for segment in segments:
                 segment.graph.verify()
+                # what capture knew of its graph is what the graph says (see runtime._finish)
+                assert segment.input_names == segment.graph.input_names
+                assert segment.symbolic == is_symbolic_graph(segment.graph)
 
 
 def test_corpus_size():

@@ -109,6 +109,28 @@ def largest_result_bytes(graph: Graph) -> int:
     return largest_result(graph, lambda t: t.size * t.dtype.itemsize)
 
 
+def largest_results(graph: Graph) -> tuple[int, int]:
+    """``(largest_result(graph, elements), largest_result_bytes(graph))`` in one walk, for a graph whose sizes
+    are all static (the fused backend asks both of the same graph)."""
+    elements = nbytes = 0
+    measured = set()
+    prod = math.prod  # (``TensorType.size``, without a call of the property per type)
+    for node in graph.nodes:
+        if node.op in SOURCE_OPS:
+            continue
+        for v in node.outputs:
+            t = v.type
+            if id(t) not in measured:
+                measured.add(id(t))
+                size = prod(t.shape)
+                if size > elements:
+                    elements = size
+                size *= t.dtype.itemsize
+                if size > nbytes:
+                    nbytes = size
+    return elements, nbytes
+
+
 def largest_result(graph: Graph, measure: Callable) -> int:
     """The largest ``measure(type)`` of the graph's operation results (0 for a graph with no operation); each
     type object measured once (nodes share them: a type rule gives the same object for the same operands)."""
@@ -342,13 +364,16 @@ class Generated:
     plan: BufferPlan
 
 
-def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False) -> Generated:
-    """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s)."""
+def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False,
+             largest_bytes: int | None = None) -> Generated:
+    """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s; ``largest_bytes``:
+    ``largest_result_bytes(graph)`` when the caller knows it already)."""
     scalars = scalar_operands(graph)
     plain = pycode.generate(graph, out_statement(None, scalars), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
     # min_bytes has no line that may write into a buffer: neither gets a plan)
-    if (not straight_static and is_symbolic_graph(graph)) or largest_result_bytes(graph) < min_bytes:
+    if (not straight_static and is_symbolic_graph(graph)) or \
+            (largest_result_bytes(graph) if largest_bytes is None else largest_bytes) < min_bytes:
         plan = BufferPlan()
     else:
         plan = plan_buffers(graph, node_steps(graph), min_bytes)

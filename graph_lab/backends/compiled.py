@@ -46,13 +46,15 @@ class CompiledGraph:
         """The pass pipeline that ran, by name or as a list of passes."""
         self.reports = reports
         """One ``PassReport`` per pass."""
-        input_nodes = graph.input_nodes
+        input_nodes, param_nodes = pycode._source_nodes(graph)  # (graph.input_nodes, graph.param_nodes)
         self.input_names = [n.attrs["name"] for n in input_nodes]  # (graph.input_names)
-        self.param_names = [n.attrs["name"] for n in graph.param_nodes]
-        self._params = tuple(graph.param_values[n] for n in self.param_names)
-        self._array_inputs = [i for i, n in enumerate(input_nodes) if n.output.type.ndim > 0]
+        self.param_names = [n.attrs["name"] for n in param_nodes]
+        values = graph.param_values
+        self._params = tuple([values[n] for n in self.param_names])
+        # (``type.shape`` is empty exactly when ``type.ndim == 0``)
+        self._array_inputs = [i for i, n in enumerate(input_nodes) if n.outputs[0].type.shape]
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
-        self._wrap = [i for i, v in enumerate(graph.outputs) if v.type.ndim == 0 or v.node.op in SOURCE_OPS]
+        self._wrap = [i for i, v in enumerate(graph.outputs) if not v.type.shape or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
         self._codes: dict[Any, pycode.PyCode] = {}  # the generated functions' code objects -> their PyCode
 
@@ -214,9 +216,10 @@ class CodegenGraph(CompiledGraph):
         return lines + [f"    {line}" for line in plan.describe(self.graph)]
 
 
-def _not_fused_yet(graph: Graph) -> str:
-    """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''."""
-    if is_symbolic_graph(graph):
+def _not_fused_yet(graph: Graph, symbolic: bool | None = None) -> str:
+    """Why fused kernels are not made for ``graph`` (it then runs as codegen), or ''. (``symbolic``:
+    ``is_symbolic_graph(graph)`` when the caller knows it.)"""
+    if is_symbolic_graph(graph) if symbolic is None else symbolic:
         return "its sizes are symbolic (fused kernels are written for static shapes)"
     if has_regions(graph):
         return "it has control-flow regions (fused kernels are made for straight-line graphs)"
@@ -237,26 +240,40 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
 
 
 def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
-                     verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+                     verify: bool = True, log: bool = False, options=None, symbolic: bool | None = None
+                     ) -> CompiledGraph:
     """``compile_graph`` for a caller that hands ``graph`` over and never edits it afterwards, as ``compile()``
     does with each graph it captures: when no pass changes the graph (the usual case), the compiled graph keeps
-    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed."""
+    ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed.
+    ``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it (no pass changes an input's type)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline_on(graph, passes, verify=verify, log=log)
-    return _compile_optimized(optimized, backend, passes, reports, options)
+    return _compile_optimized(optimized, backend, passes, reports, options, symbolic)
 
 
-def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options
-                       ) -> CompiledGraph:
+def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options,
+                       symbolic: bool | None = None) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES
     if backend == "codegen":
         return CodegenGraph(optimized, passes, reports, min_bytes)
-    unsupported = _not_fused_yet(optimized)
+    unsupported = _not_fused_yet(optimized, symbolic)
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
-    from .fused import compile_fused
+    compile_fused = _compile_fused or _import_compile_fused()
     return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True)
+
+
+_compile_fused = None
+"""``fused.compile_fused``, imported on first use (fused.py imports this module): an import statement in a
+function runs the import machinery on every call, which costs microseconds (as much as a node's capture)."""
+
+
+def _import_compile_fused():
+    global _compile_fused
+    from .fused import compile_fused
+    _compile_fused = compile_fused
+    return compile_fused
 

@@ -138,7 +138,8 @@ class FusedGraph(CodegenGraph):
     """``codegen`` with some node groups replaced by calls of compiled kernels."""
 
     def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
-                 options: FusedOptions, note: str = "", straight_static: bool = False):
+                 options: FusedOptions, note: str = "", straight_static: bool = False,
+                 largest_bytes: int | None = None):
         self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
@@ -152,7 +153,8 @@ class FusedGraph(CodegenGraph):
                        if plan.out or plan.workspace else plain)
             generated = codegen.Generated(plain, reusing, plan)
         else:  # exactly codegen's code
-            generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static)
+            generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
+                                         largest_bytes=largest_bytes)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
                          straight_static=straight_static)
@@ -226,10 +228,14 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     """The fused backend for an optimized graph (see ``compiled.compile_graph``). ``straight_static``: the caller
     checked that ``graph`` has no control-flow region and no symbolic size (``compiled._not_fused_yet``)."""
     options = options or _DEFAULT_OPTIONS
-    if options.fuse != "always" and _largest_result(graph) < cost.MIN_ELEMENTS:
-        # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
-        # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small arrays.
-        return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static)
+    if options.fuse != "always":
+        elements, nbytes = codegen.largest_results(graph) if straight_static else (_largest_result(graph), None)
+        if elements < cost.MIN_ELEMENTS:
+            # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
+            # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small
+            # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
+            return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
+                              largest_bytes=nbytes)
     part = partition(graph)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if options.fuse == "never" or not candidates:

@@ -147,8 +147,9 @@ class _Context:
         # is each value's position in definition order, made here in one comprehension)
         self.numbering = graph.numbering() if not straight_static and has_regions(graph) else \
             {v: i for i, v in enumerate([v for n in graph.nodes for v in n.outputs])}
-        self.input_index = {id(n): i for i, n in enumerate(graph.input_nodes)}
-        self.param_index = {id(n): i for i, n in enumerate(graph.param_nodes)}
+        self.input_nodes, self.param_nodes = _source_nodes(graph)
+        self.input_index = {id(n): i for i, n in enumerate(self.input_nodes)}
+        self.param_index = {id(n): i for i, n in enumerate(self.param_nodes)}
         self.consts: list = []
         self.impls: dict[str, Callable] = {}
         self.sources = {} if straight_static else symbol_sources(graph)
@@ -402,11 +403,26 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
     # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
     source = _with_comments(body, return_line) if ctx.sources else None
     _check_source(text)
+    # (with no size symbol, the comments given now are those of the lines the statement hook wrote: none when it
+    # wrote none)
     _check_source(source if source is not None else
-                  "\n".join([comment for _, comment, _ in body if comment is not None]))
-    return PyCode(text, tuple(ctx.consts), ctx.impls, list(graph.input_names),
-                  [n.attrs["name"] for n in graph.param_nodes], body, return_line, source, line_nodes, line_spans,
+                  "\n".join([comment for _, comment, _ in body if comment is not None]) if custom_code else "")
+    return PyCode(text, tuple(ctx.consts), ctx.impls, [n.attrs["name"] for n in ctx.input_nodes],
+                  [n.attrs["name"] for n in ctx.param_nodes], body, return_line, source, line_nodes, line_spans,
                   numpy_calls)
+
+
+def _source_nodes(graph) -> tuple[list, list]:
+    """``(graph.input_nodes, graph.param_nodes)`` in one walk over the nodes."""
+    inputs, params = [], []
+    input_op, param_op = Op.INPUT, Op.PARAM
+    for n in graph.nodes:
+        op = n.op
+        if op == input_op:
+            inputs.append(n)
+        elif op == param_op:
+            params.append(n)
+    return inputs, params
 
 
 _NUMPY_NAME = re.compile(r"np\.(\w+)")

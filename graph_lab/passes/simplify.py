@@ -98,16 +98,17 @@ RULES: list[Rule] = [
 ]
 
 
+REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
+"""The ops whose definition names regions (``cond``, ``while_loop``, ...): only their nodes can have any. The op
+table is complete once ``ops`` is imported (``Op`` is a closed set, and an op is registered once)."""
+
+
 def has_regions(graph: Graph) -> bool:
-    """``any(node.regions for node in graph.nodes)``, the op table asked once per op rather than once per node
-    (only the ops whose definition names regions can have any)."""
-    named: dict = {}  # op -> its definition names regions
+    """``any(node.regions for node in graph.nodes)``, asked of the nodes of the ops in ``REGION_OPS`` only (an
+    op compares and hashes as its name, so a node whose op is a plain string is found as well)."""
+    ops = REGION_OPS
     for node in graph.nodes:
-        names = named.get(node.op)
-        if names is None:
-            definition = REGISTRY.get(node.op)
-            names = named[node.op] = definition is not None and bool(definition.regions)
-        if names and node.regions:
+        if node.op in ops and node.regions:
             return True
     return False
 

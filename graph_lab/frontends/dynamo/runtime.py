@@ -5,8 +5,9 @@ run cached segments on later calls, with the instruction at each graph break run
 from __future__ import annotations
 
 import dis
-import functools
+import gc
 import inspect
+from time import perf_counter as now
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -14,9 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import GraphLabError
-from ...ops import Op
 from ...ir.shape_env import in_use, using
-from ..recorder import gc_paused
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
@@ -25,8 +24,7 @@ from .handlers import cannot_interpret
 from .fastpath import make_fast_path
 from .iterators import items_left
 from ..tensor import Tensor
-from .segment import (EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, now,
-                      uses_top_of)
+from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -61,7 +59,7 @@ class CompiledFunction:
     static first, and a size whose change caused a recompile is symbolic in the graphs captured after it."""
 
     def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
-        if not inspect.isfunction(fn):
+        if not isinstance(fn, types.FunctionType):  # (inspect.isfunction)
             raise TypeError(f"compile() takes a Python function, a bound method or an object whose class defines "
                             f"__call__ in Python; got {type(fn).__name__}")
         self.fn = fn
@@ -85,8 +83,8 @@ class CompiledFunction:
         self._fast_path_source = ""
         self._fast_path_due = False
         """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
-        self._first = instructions_of(self.code)[0].offset
-        self._conditional_jumps = conditional_jumps_of(self.code)
+        # (what depends on the code alone, made once per code object: see _code_facts)
+        self._first, self._conditional_jumps, reason = _code_facts(self.code)
         self._cells = dict(zip(self.code.co_freevars, fn.__closure__ or ()))
         """The free variables' cells (the function object's own: they never change)."""
         self.recompile_log: list[str] = []
@@ -95,8 +93,7 @@ class CompiledFunction:
         if dynamic not in (None, True, False):
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
-        functools.update_wrapper(self, fn)
-        reason = _cannot_interpret_of(self.code)
+        _wraps(self, fn)
         if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
             if fullgraph:
                 raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
@@ -155,7 +152,8 @@ class CompiledFunction:
         self._fast, self._fast_path_source = call, source
         self._fast_path_due = False
         if call is None:
-            self.__class__ = CompiledFunction
+            if self.__class__ is not CompiledFunction:  # (as at the first capture: nothing to remove)
+                self.__class__ = CompiledFunction
         else:
             self.__class__ = type(CompiledFunction.__name__, (CompiledFunction,),
                                   {"__call__": call, "__module__": __name__, "__qualname__": "CompiledFunction",
@@ -269,15 +267,21 @@ class CompiledFunction:
     def _capture(self, offset: int, inputs: FrameInputs) -> Segment:
         started = now()
         self.captures += 1
-        with gc_paused():  # as trace does: a capture makes many objects that all live on (see gc_paused)
+        # As trace does: a capture makes many objects that all live on (see gc_paused, written out here).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
             try:
                 seg = self._capture_once(offset, inputs, None)
             except _Restart as r:
                 seg = self._capture_once(offset, inputs, r.attempt)
             seg.compile_seconds = now() - started
             seg.check = _guard_function_on_first_use(seg)
-            seg.runner = backend_runner(seg.graph, self.backend)
+            seg.runner = backend_runner(seg.graph, self.backend, seg.symbolic)
             seg.backend_seconds = now() - started - seg.compile_seconds
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")
@@ -383,9 +387,12 @@ class CompiledFunction:
             ctx.size_guard()
         ctx.guards.merge_lower_bounds(counts=(len, items_left))
         ctx.graph.remove_dead_code()
-        op, sources = Op.INPUT, ctx.input_sources  # (the sources of graph.input_nodes, in one pass)
-        seg = Segment(offset, ctx.graph, [sources[n.attrs["name"]] for n in ctx.graph.nodes if n.op == op],
-                      ctx.guards, local_recipes, stack_recipes, end, result_recipe)
+        # The graph's inputs are those of ``ctx.input_sources``, in its order: capture adds each input to the
+        # graph and to it together, and removing dead code keeps every input. A size symbol is declared with a
+        # ShapeEnv, made for the first: the graph is symbolic exactly when the capture has one.
+        sources = ctx.input_sources
+        seg = Segment(offset, ctx.graph, list(sources.values()), ctx.guards, local_recipes, stack_recipes, end,
+                      result_recipe, input_names=list(sources), symbolic=ctx.shape_env is not None)
         if end == "break":
             seg.break_offset = ins.offset
             seg.break_reason, seg.break_hint = stop.reason, stop.hint
@@ -467,6 +474,21 @@ class CompiledFunction:
 
 
 
+def _wraps(wrapper, fn: types.FunctionType) -> None:
+    """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
+    attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
+    update_wrapper's ``getattr`` does), so none of update_wrapper's checks for a missing one is needed, and each
+    compile() makes one of these. The same attributes, set in the same order (a test compares the two)."""
+    wrapper.__module__ = fn.__module__
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__annotations__ = fn.__annotations__
+    if fn.__dict__:
+        wrapper.__dict__.update(fn.__dict__)
+    wrapper.__wrapped__ = fn
+
+
 _PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)
 """Types whose bool() only looks at the value: a conditional jump on one is decided by ``_concrete_step`` itself."""
 
@@ -486,6 +508,17 @@ def _plain_parameters(fn) -> bool:
 
 _jumps_cache = CodeCache()
 _cannot_interpret_cache = CodeCache()
+_facts_cache = CodeCache()
+
+
+def _code_facts(code: types.CodeType) -> tuple[int, dict, str | None]:
+    """``(offset of the first instruction, conditional_jumps_of(code), _cannot_interpret_of(code))``: what
+    ``CompiledFunction`` reads from its code, looked up once per compile() rather than three times."""
+    facts = _facts_cache.get(code)
+    if facts is None:
+        facts = _facts_cache.put(code, (instructions_of(code)[0].offset, conditional_jumps_of(code),
+                                        _cannot_interpret_of(code)))
+    return facts
 
 
 def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
@@ -545,6 +578,8 @@ def compile(fn=None, *, backend: str = "auto", fullgraph: bool = False, dynamic=
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
                                  recompile_limit=recompile_limit)
+    if type(fn) is types.FunctionType:  # (the usual case: the tests below all say so)
+        return CompiledFunction(fn, backend, fullgraph, dynamic, recompile_limit)
     options = (backend, fullgraph, dynamic, recompile_limit)
     if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
         return types.MethodType(CompiledFunction(fn.__func__, *options), fn.__self__)

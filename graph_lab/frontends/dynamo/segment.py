@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...backends.compiled import compile_captured
 from ...backends.interpret import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
@@ -65,6 +66,10 @@ class Segment:
     step_nodes: list = field(default_factory=list)
     """The graph's nodes as capture left them, dead code included: the nodes step i recorded are those from its
     count to the next step's."""
+    input_names: list | None = None
+    """The names of the graph's inputs, in order (``graph.input_names``, as capture knew them)."""
+    symbolic: bool | None = None
+    """Whether the graph's sizes are symbolic (``is_symbolic_graph(graph)``, as capture knew it)."""
 
     @property
     def steps(self) -> list[tuple]:
@@ -139,8 +144,8 @@ class ExecutePlan:
     def __init__(self, seg: Segment):
         self.runner = seg.runner
         """The runner this plan was made for."""
-        self.names = [n.attrs["name"] for n in seg.graph.input_nodes]
-        self.symbolic = is_symbolic_graph(seg.graph)
+        self.names = seg.input_names if seg.input_names is not None else seg.graph.input_names
+        self.symbolic = seg.symbolic if seg.symbolic is not None else is_symbolic_graph(seg.graph)
         self.run = None
         """``run(inputs in the compiled graph's order, params)``: the compiled graph without ``run``'s dict."""
         self.direct = self.consts = self.named_error = None
@@ -151,8 +156,11 @@ class ExecutePlan:
         compiled = getattr(seg.runner, "__self__", None)
         if seg.graph.outputs and compiled is not None and hasattr(compiled, "_run") and \
                 getattr(seg.runner, "__func__", None) is type(compiled).run:
-            by_name = dict(zip(self.names, seg.input_sources))
-            self.ordered = [by_name[name] for name in compiled.input_names]
+            if compiled.input_names == self.names:  # (the usual: the passes kept the graph's inputs in order)
+                self.ordered = list(seg.input_sources)
+            else:
+                by_name = dict(zip(self.names, seg.input_sources))
+                self.ordered = [by_name[name] for name in compiled.input_names]
             self.run, self.params = compiled._run, compiled._params
             if getattr(compiled, "direct", None) is not None:
                 (self.direct, self.consts), self.named_error = compiled.direct, compiled._named_error
@@ -273,13 +281,14 @@ def interpret_runner(graph: Graph):
     return prepare(graph)
 
 
-def backend_runner(graph: Graph, backend: str):
+def backend_runner(graph: Graph, backend: str, symbolic: bool | None = None):
     """Run a graph with ``compile(backend=...)``'s backend: ``auto`` (fused where a C compiler is found, which
-    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention."""
+    leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention.
+    (``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it.)"""
     if backend == "interpret":
         return interpret_runner(graph)
-    from ...backends.compiled import compile_captured  # (compile_graph, without a copy of a graph left as it is)
-    return compile_captured(graph, backend=backend, passes="exact", verify=False).run
+    # (compile_graph, without a copy of a graph left as it is)
+    return compile_captured(graph, backend=backend, passes="exact", verify=False, symbolic=symbolic).run
 
 
 class RecipeMaker:
