@@ -10,9 +10,9 @@ REPO = Path(__file__).resolve().parent.parent
 PROBE = r"""
 import json, sys, time
 before = set(sys.modules)
-start = time.perf_counter()
+start = time.process_time()  # CPU time: a loaded machine does not inflate it
 import graph_lab
-seconds = time.perf_counter() - start
+seconds = time.process_time() - start
 added = sorted({name.split(".")[0] for name in set(sys.modules) - before})
 print(json.dumps({"file": graph_lab.__file__, "seconds": seconds, "added": added,
                   "stdlib": sorted(sys.stdlib_module_names)}))
@@ -34,7 +34,7 @@ def test_import_uses_only_stdlib_and_numpy_and_is_fast():
     assert Path(info["file"]).resolve().is_relative_to(REPO / "graph_lab")  # this checkout's graph_lab
     assert "graph_lab" in info["added"] and "numpy" in info["added"]
     assert third_party(info["added"], set(info["stdlib"])) == []
-    assert info["seconds"] < 2.0, f"import graph_lab took {info['seconds']:.2f} s"
+    assert info["seconds"] < 2.0, f"import graph_lab took {info['seconds']:.2f} s of CPU time"
 
 
 def test_third_party_filter_catches_an_extra_module():

@@ -350,13 +350,15 @@ def _long_inputs() -> list[str]:
 
 
 def _check_parse(text: str, **kwargs) -> None:
-    start = time.perf_counter()
+    # A hang guard, not a benchmark: CPU time of this process, which other processes on a loaded machine do not
+    # inflate (the slowest input here, 20,000 nodes, takes about 1.1 s).
+    start = time.process_time()
     try:
         graph = gl.parse(text, **kwargs)
     except gl.GraphParseError:
         graph = None
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0, f"parse took {elapsed:.2f} s on {text[:200]!r}"  # a hang guard, not a benchmark
+    elapsed = time.process_time() - start
+    assert elapsed < 5.0, f"parse took {elapsed:.2f} s of CPU time on {text[:200]!r}"
     if graph is not None:  # whatever parses prints a text that reads back to the same text
         again = str(graph)
         assert str(gl.parse(again, all_params(graph), allow_missing_params=True)) == again
@@ -365,9 +367,9 @@ def _check_parse(text: str, **kwargs) -> None:
 def test_fuzzed_text_gives_only_parse_errors_and_never_hangs():
     rng = random.Random(20240611)
     texts = _corpus_texts()
-    deadline = time.perf_counter() + 3.0  # a time box for CI; the seed keeps the cases the same every run
+    deadline = time.process_time() + 3.0  # a time box for CI (CPU time); the seed keeps the cases the same every run
     count = 0
-    while time.perf_counter() < deadline and count < 3000:
+    while time.process_time() < deadline and count < 3000:
         text = rng.choice(texts)
         for _ in range(rng.randrange(1, 4)):
             text = _mutate(text, rng)
