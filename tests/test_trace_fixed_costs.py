@@ -25,6 +25,7 @@ import pytest
 from graph_lab import Dim, F, TraceError, run, trace
 from graph_lab.frontends import pytree
 from graph_lab.frontends import trace as trace_module
+from graph_lab.frontends.tensor import Storage, Tensor
 from graph_lab.ops import REGISTRY, Op
 
 rng = np.random.default_rng(7)
@@ -86,17 +87,19 @@ def test_sizes_equal_to_ints_are_refused_after_a_capture_with_ints():
     are refused as they are without a kept entry, with the same message."""
     ws = [rng.standard_normal((8, 8))]
     for good, bad in (((1, 8), (True, 8)), ((4, 8), (4.0, 8)), ((4, 8), (np.float64(4.0), 8)),
-                      ((4, 8), (4, -8 + 16.0))):
+                      ((4, 8), (4, -8 + 16.0)), ((4, 8), np.array([4, 8])), ((4, 8), (4, "8"))):
         trace(chain, {"x": good}, ws)
         with pytest.raises(TraceError) as kept_path:
             trace(chain, {"x": bad}, ws)
         with pytest.raises(TraceError) as general_path:
             trace(fresh_copy(chain), {"x": bad}, ws)
         assert str(kept_path.value) .split("\n  at ")[0] == str(general_path.value).split("\n  at ")[0]
-        assert "must be a tuple of sizes" in str(kept_path.value)
+        assert str(kept_path.value).startswith("shapes['x']")
     # a NumPy integer is a size (made an int), as it is on the general path
     trace(chain, {"x": (4, 8)}, ws)
     assert str(captures(chain, {"x": (np.int64(4), 8)}, ws)) == str(captures(chain, {"x": (4, 8)}, ws))
+    # and a list of sizes is a shape
+    assert str(captures(chain, {"x": [4, 8]}, ws)) == str(captures(chain, {"x": (4, 8)}, ws))
 
 
 def test_params_given_or_not_and_their_structure():
@@ -206,11 +209,13 @@ def test_kept_entries_do_not_keep_functions_alive():
 
     f = make()
     trace(f, {"x": (2,)})
-    assert f in trace_module._kept
     ref = weakref.ref(f)
+    assert ref in trace_module._kept
+    count = len(trace_module._kept)
     del f
     gc.collect()
     assert ref() is None
+    assert len(trace_module._kept) == count - 1 and all(r() is not None for r in trace_module._kept)
 
 
 # --- finish: outputs and dead code
@@ -314,9 +319,11 @@ def test_nothing_dead_agrees_with_remove_dead_code(exp_is_random):
 
 
 def _capture_without_dce(tracer, fn, inputs, params):
+    """What trace makes of ``fn``, dead code left in."""
     original = trace_module.nothing_dead
     trace_module.nothing_dead = lambda graph: True
     try:
-        return trace_module._capture(tracer, fn, inputs, params, "p", None)
+        args = [Tensor(tracer, tracer.graph.add_input(name, t, None), Storage(label)) for name, t, label in inputs]
+        return trace_module.finish(tracer, fn, args + [trace_module.make_params(tracer, params, "p", None)])
     finally:
         trace_module.nothing_dead = original

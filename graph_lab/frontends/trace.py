@@ -222,12 +222,11 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
     loc = user_location(1)
     # The common case, a plain function traced again with the same static shapes: its inputs as worked out the
     # last time (see ``_kept``), with none of the checks and parsing below, which would give the same answers.
-    key = _static_key(shapes, params is not None) if (
-        type(fn) is FunctionType and mode == "error" and size_branch in SIZE_BRANCHES) else None
-    kept = _kept.get(fn) if key is not None else None
-    if (kept is not None and kept[0] is fn.__code__ and kept[1] == key
+    kept = _kept.get(weakref.ref(fn)) if type(fn) is FunctionType else None
+    if (kept is not None and kept[0] is fn.__code__ and kept[2] is (params is not None) and mode == "error"
+            and size_branch in SIZE_BRANCHES and type(shapes) is dict and _fits(tuple(shapes.items()), kept[1])
             and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")):
-        inputs, params_name = kept[2], kept[3]
+        inputs, params_name = kept[3], kept[4]
         tracer = Tracer(Graph(fn.__name__.replace("<lambda>", "lambda")), mode, example)
     else:
         try:
@@ -251,55 +250,73 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
         if symbolic:
             tracer.shape_env = new_shape_env(tracer, hints, size_branch)
         inputs = tuple([(name, input_type(tracer, name, *specs[name], loc), f"input {name!r}") for name in order])
-        if key is not None and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__"):
-            _kept[fn] = (fn.__code__, key, inputs, params_name)
+        if (type(fn) is FunctionType and type(shapes) is dict and not symbolic and not hasattr(fn, "__signature__")
+                and not hasattr(fn, "__wrapped__") and _exactly_static(tuple(shapes.items()))):
+            _kept[weakref.ref(fn, _forget_kept)] = (fn.__code__, tuple(shapes.items()), params is not None, inputs,
+                                                    params_name)
 
     # A capture makes many objects that all live on: the cyclic GC is off meanwhile (what ``gc_paused`` does,
     # written out: this runs once per capture, and the class costs two calls and an object).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _capture(tracer, fn, inputs, params, params_name, loc)
+        graph = tracer.graph
+        args = []
+        for name, type_, label in inputs:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
+            args.append(Tensor(tracer, graph.add_input(name, type_, loc), Storage(label)))
+        if params is not None:
+            args.append(make_params(tracer, params, params_name, loc))
+        return finish(tracer, fn, args)
     finally:
         if was_enabled:
             gc.enable()
 
 
-_kept: "weakref.WeakKeyDictionary[FunctionType, tuple]" = weakref.WeakKeyDictionary()
-"""Per function traced with static shapes only (``_static_key``): ``(code, key, inputs, params name)`` from its
-last capture that got past the argument checks, ``inputs`` being each tensor argument's ``(name, type, storage
-label)`` in positional order. Those depend only on the shapes and on the parameters' names and kinds, which the
-code object holds (as ``bind_arguments`` explains); so while ``fn.__code__`` is the same object and the key equal,
-they are what the checks, ``parse_spec``, ``bind_arguments`` and ``input_type`` would give again. Nothing in them
-can change in place: the key is a tuple of strs and ints, the types are immutable. A function given
-``__signature__`` or ``__wrapped__`` (which ``inspect`` follows) is never kept, and is bound anew each time.
-Looking a function up by identity costs less than hashing its code object."""
+_kept: "dict[weakref.ref, tuple]" = {}
+"""Per plain function traced with static shapes only (``_exactly_static``): ``(code, shapes items, params given,
+inputs, params name)`` from its last capture that got past the argument checks, ``inputs`` being each tensor
+argument's ``(name, type, storage label)`` in positional order. Those depend only on the shapes and on the
+parameters' names and kinds, which the code object holds (as ``bind_arguments`` explains); so while
+``fn.__code__`` is the same object, the shapes the same (``_fits``) and params given or not as then, they are what
+the checks, ``parse_spec``, ``bind_arguments`` and ``input_type`` would give again (in mode "error", the one
+checking no example). Nothing kept can change in place: the shapes are tuples of strs and ints, the types are
+immutable. A function given ``__signature__`` or ``__wrapped__`` (which ``inspect`` follows) is never kept, and
+is bound anew each time. Looking a function up by identity costs less than hashing its code object.
+
+The key is a weak reference to the function, so an entry does not keep its function alive and goes with it
+(``_forget_kept``): what a ``WeakKeyDictionary`` does, without its Python-level methods. It is looked up with
+``weakref.ref(fn)``, which hashes as the function (by identity) and equals a reference to the same function."""
 
 
-def _static_key(shapes, has_params: bool) -> tuple | None:
-    """``(shapes.items(), has_params)`` as a tuple when ``shapes`` is a dict of str names to static float64 shapes
-    written as tuples of ints (what ``parse_spec`` takes without a check), else None. The types are tested exactly:
-    ``True == 1`` and ``4.0 == 4``, so an equal key could otherwise stand for shapes ``parse_spec`` refuses."""
-    if type(shapes) is not dict:
-        return None
-    items = tuple(shapes.items())
+def _forget_kept(ref: weakref.ref, kept: dict = _kept) -> None:
+    kept.pop(ref, None)
+
+
+def _exactly_static(items: tuple) -> bool:
+    """Whether every ``(name, spec)`` of ``shapes.items()`` is a str and a static float64 shape written as a tuple
+    of ints (what ``parse_spec`` takes without a check), the types tested exactly."""
     for name, spec in items:
         if type(name) is not str or type(spec) is not tuple or len(spec) > MAX_RANK:
-            return None
+            return False
         for d in spec:
             if type(d) is not int or d < 0:
-                return None
-    return items, has_params
+                return False
+    return True
 
 
-def _capture(tracer: "Tracer", fn, inputs, params, params_name, loc) -> Graph:
-    graph = tracer.graph
-    args = []
-    for name, type_, label in inputs:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
-        args.append(Tensor(tracer, graph.add_input(name, type_, loc), Storage(label)))
-    if params is not None:
-        args.append(make_params(tracer, params, params_name, loc))
-    return finish(tracer, fn, args)
+def _fits(items: tuple, kept_items: tuple) -> bool:
+    """Whether a call's ``shapes.items()`` are the kept ones: the same objects (the common case: a shapes dict
+    written in the caller's code, whose names and tuples are constants), or equal and of exactly the types the
+    kept ones have. (The types are tested first: ``True == 1`` and ``4.0 == 4``, so equal shapes could be ones
+    ``parse_spec`` refuses; and comparing an array with a tuple raises.)"""
+    if len(items) != len(kept_items):
+        return False
+    for (name, spec), (kept_name, kept_spec) in zip(items, kept_items):
+        if spec is kept_spec and name is kept_name:
+            continue
+        if not (_exactly_static(((name, spec),)) and name == kept_name and spec == kept_spec):
+            return False
+    return True
 
 
 def make_params(tracer: Recorder, params, prefix: str, loc) -> Any:
@@ -377,10 +394,18 @@ def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     if env is None and shape_env_in_use() is None:
         # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is already
         # set, so the function is called without it.
-        _finish_outputs(tracer, graph, fn(*args))
+        result = fn(*args)
+        if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
+                and result._version == result._storage.version):
+            # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks):
+            # what ``pytree.flatten`` and ``output_value`` give for it, without their walks.
+            graph.out_tree = _LEAF
+            graph.outputs = [result._value]
+        else:
+            _set_outputs(tracer, graph, result)
     else:
-        with using(env):  # shape rules consult this capture's sizes (None: all static)
-            _finish_outputs(tracer, graph, fn(*args))
+        with using(env):  # shape rules consult this capture's sizes
+            _set_outputs(tracer, graph, fn(*args))
     if not nothing_dead(graph):
         graph.remove_dead_code()
     return graph
@@ -390,14 +415,7 @@ _LEAF = pytree.flatten(None)[1]
 """The structure of a single leaf (``("leaf", None, ())``, what ``pytree.flatten`` gives for one array)."""
 
 
-def _finish_outputs(tracer: Recorder, graph: Graph, result) -> None:
-    if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
-            and result._version == result._storage.version):
-        # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks): what
-        # ``pytree.flatten`` and ``output_value`` give for it, without their walks.
-        graph.out_tree = _LEAF
-        graph.outputs = [result._value]
-        return
+def _set_outputs(tracer: Recorder, graph: Graph, result) -> None:
     leaves, graph.out_tree = pytree.flatten(result)
     graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
 
