@@ -248,11 +248,11 @@ class LazyRunner(Recorder):
                     continue
                 visited.add(node)
                 stack.append((node, True))
-                for v in reversed(node.inputs):
+                for v in reversed(node._inputs):
                     producer = v.node
                     if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
                         continue
-                    if _is_known(v, known):
+                    if not producer._inputs and ref(v) in known:  # (``_is_known``, written out: asked per operand)
                         frontier.append(v)
                         env[v] = known[ref(v)]
                     else:
