@@ -8,7 +8,9 @@ records the same graph on every iteration finds it in a cache keyed by the graph
 
 from __future__ import annotations
 
+import gc
 import weakref
+from weakref import ref
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op
-from .recorder import Recorder, gc_paused
+from .recorder import Recorder
 from .tensor import Tensor
 
 
@@ -32,24 +34,31 @@ class LazyRunner(Recorder):
 
     inputs_mutable = True
     kind = "lazy"
+    # (counters and fields that start out the same in every runner are read from the class until first set)
+    cache_hits = 0
+    """Executions that reused a graph built before."""
+    cache_misses = 0
+    """Executions that had to build a new graph."""
+    _unkeyed: tuple[Graph, int] | None = None
+    """The one graph made while the cache was empty, not keyed yet (a key is made only when there is something
+    to look up: a runner that runs one graph never makes one); keyed from the graph itself when needed."""
+    _counter = 0
+    tensor_refs_limit = _PRUNE_MIN
 
     def __init__(self):
         self.graphs: list[int] = []
         """Node count (``Graph.count()``) of each graph executed, in order."""
         self.executed: list[Graph] = []
         """The executed graphs themselves (shared with the cache when one was reused)."""
-        self.cache_hits = 0
-        """Executions that reused a graph built before."""
-        self.cache_misses = 0
-        """Executions that had to build a new graph."""
-        self._known: weakref.WeakKeyDictionary[Value, object] = weakref.WeakKeyDictionary()
+        # The array of each value computed (the inputs, and the values kept from graphs run), keyed by a weak
+        # reference to the value, so that an entry goes when its value does: what a ``WeakKeyDictionary`` does,
+        # written out, as its Python-level methods cost more than the dict operations (looked up with ``ref(v)``,
+        # which hashes as ``v`` and equals any reference to it). A key is ``ref(v, self._drop_known)``: its
+        # callback drops the entry, reaching the runner through a weak reference (no cycle keeps it alive).
+        self._known: dict[weakref.ref, object] = {}
+        self._drop_known = _known_dropper(ref(self))
         self._cache: dict[tuple, tuple[Graph, int]] = {}
-        # The one graph made while the cache was empty, not keyed yet (a key is made only when there is something
-        # to look up: a runner that runs one graph never makes one); keyed from the graph itself when needed.
-        self._unkeyed: tuple[Graph, int] | None = None
         self.tensor_refs = []  # (``emit`` adds each stand-in it makes; ``tensor`` too)
-        self.tensor_refs_limit = _PRUNE_MIN
-        self._counter = 0
 
     def tensor(self, array) -> Tensor:
         """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
@@ -57,9 +66,9 @@ class LazyRunner(Recorder):
         arr = array.copy(order="K") if type(array) is np.ndarray else np.array(array, copy=True)
         self._counter += 1
         type_ = TensorType.of(arr)
-        node = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1))
-        self._known[node.output] = arr
-        t = Tensor(self, node.output)
+        value = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1)).outputs[0]
+        self._known[ref(value, self._drop_known)] = arr
+        t = Tensor(self, value)
         self.tensor_refs.append(weakref.ref(t))
         return t
 
@@ -74,7 +83,7 @@ class LazyRunner(Recorder):
 
     def materialize(self, t):
         """The value of a lazy tensor (or a list/tuple of them) as NumPy arrays, running what is pending."""
-        if isinstance(t, (list, tuple)):
+        if type(t) is not Tensor and isinstance(t, (list, tuple)):
             for x in t:
                 x._check_fresh()
             return type(t)(np.asarray(a) for a in self._compute([x._value for x in t]))
@@ -87,13 +96,29 @@ class LazyRunner(Recorder):
 
     def _compute(self, wanted: list[Value]) -> list:
         known = self._known
-        pending = [v for v in wanted if not _is_known(v, known)]
-        if pending:
-            with gc_paused():  # slicing and extracting make a graph's worth of objects that all live on
-                self._run_pending(pending)
-        return [known[v] for v in wanted]
+        pending = []
+        for v in wanted:  # (loops, not comprehensions: in Python 3.11 each makes a function)
+            if not _is_known(v, known):
+                pending.append(v)
+        if not pending:
+            return [known[ref(v)] for v in wanted]
+        # Slicing and extracting make a graph's worth of objects that all live on: the cyclic GC is off meanwhile
+        # (what ``gc_paused`` does, written out: this runs for each graph break, and the class costs two calls).
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            made = self._run_pending(pending)
+        finally:
+            if was_enabled:
+                gc.enable()
+        results = []
+        for v in wanted:
+            results.append(made[v] if v in made else known[ref(v)])
+        return results
 
-    def _run_pending(self, wanted: list[Value]) -> None:
+    def _run_pending(self, wanted: list[Value]) -> dict:
+        """Run what computing ``wanted`` needs and keep the values that must be (``wanted`` among them); returns
+        each value kept and its array."""
         # With the reference interpreter (``_execute`` not overridden), the slice's nodes are run as the slice
         # finds them: the same implementations on the same arrays, in the same order, as ``execute`` would call
         # them on the graph cut out of the slice, so the results are the same bit for bit. The graph (for the
@@ -112,9 +137,10 @@ class LazyRunner(Recorder):
         pending_live = []
         for t in self._live_tensors():
             v = t._value
-            if v.node in in_slice:
+            node = v.node
+            if node in in_slice:
                 keep[v] = None
-            elif not _is_known(v, known):
+            elif node._inputs or ref(v) not in known:  # (``not _is_known(v, known)``)
                 pending_live.append(v)
         if pending_live:
             keep.update(dict.fromkeys(self._read_by_pending(pending_live, in_slice)))
@@ -139,15 +165,19 @@ class LazyRunner(Recorder):
             else:
                 self._cache[key] = graph, count
         if part.env is not None:
-            results = [part.env[v] for v in outputs]
+            env = part.env
+            results = [env[v] for v in outputs]
         else:
-            results = self._execute(graph, {f"in{i}": self._known[v] for i, v in enumerate(part.frontier)})
-        for v, result in zip(outputs, results):
-            self._known[v] = result
+            results = self._execute(graph, {f"in{i}": known[ref(v)] for i, v in enumerate(part.frontier)})
+        made = dict(zip(outputs, results))
+        drop = self._drop_known
+        for v, result in made.items():
+            known[ref(v, drop)] = result
         self.graphs.append(count)
         self.executed.append(graph)
         if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
             self._forget(part.order)
+        return made
 
     def _lookup(self, part: "_Slice", outputs: list[Value]) -> tuple[tuple | None, tuple[Graph, int] | None]:
         """The slice's key and the (graph, count) the cache holds for it (None on a miss). The graph not keyed
@@ -218,13 +248,13 @@ class LazyRunner(Recorder):
                     continue
                 visited.add(node)
                 stack.append((node, True))
-                for v in reversed(node.inputs):
+                for v in reversed(node._inputs):
                     producer = v.node
                     if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
                         continue
-                    if _is_known(v, known):
+                    if not producer._inputs and ref(v) in known:  # (``_is_known``, written out: asked per operand)
                         frontier.append(v)
-                        env[v] = known[v]
+                        env[v] = known[ref(v)]
                     else:
                         stack.append((producer, False))
         if run:
@@ -280,11 +310,21 @@ class _Slice:
         """When they were run: how many are operations (not constants), as ``Graph.count`` counts."""
 
 
-def _is_known(v: Value, known: weakref.WeakKeyDictionary) -> bool:
+def _is_known(v: Value, known: dict) -> bool:
     """Whether the runner holds the array of ``v``. A known value's node never has inputs (an input node, or a
-    node cut off after it ran), so a value whose node has some is pending, without asking the weak dictionary
-    (a Python-level lookup that makes a weak reference each time)."""
-    return not v.node.inputs and v in known
+    node cut off after it ran), so a value whose node has some is pending, without a lookup (which makes a weak
+    reference each time)."""
+    return not v.node._inputs and ref(v) in known
+
+
+def _known_dropper(runner_ref: weakref.ref):
+    """The callback of the keys of a runner's ``_known``: when a value dies, its entry goes (if the runner is
+    still alive)."""
+    def drop(key: weakref.ref) -> None:
+        runner = runner_ref()
+        if runner is not None:
+            runner._known.pop(key, None)
+    return drop
 
 
 def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
@@ -301,20 +341,32 @@ def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
     for i, v in enumerate(part.frontier):
         replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
     copies: dict[Node, Node] = {}
-    for node in dict.fromkeys([v.node for v in outputs]):
-        copy = copies[node] = Node(node.op, node.inputs, node.attrs, tuple([v.type for v in node.outputs]), node.loc)
+    for v in outputs:  # (loops, not comprehensions: in Python 3.11 each makes a function)
+        node = v.node
+        if node in copies:
+            continue
+        outs, ins = node.outputs, node._inputs
+        types = (outs[0].type,) if len(outs) == 1 else tuple([o.type for o in outs])
+        # (reading the inputs and copies made so far: only a copy reading a node copied later is rewired below)
+        copy = copies[node] = Node(node.op, tuple(map(replace.get, ins, ins)), node.attrs, types, node.loc)
         node.inputs = ()  # (so it is no longer among the users of what it read)
-        replace.update(zip(node.outputs, copy.outputs))
-    graph.nodes.extend(part.order)
+        replace.update(zip(outs, copy.outputs))
+    nodes = graph.nodes
+    nodes.extend(part.order)
     for node, copy in copies.items():
-        graph.nodes[graph.nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
+        nodes[nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
     # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
     # readers, pending nodes outside the slice, keep reading the record's values).
-    copied = set(copies.values())
-    readers = {u: None for v in replace for u in v.users if u in part.nodes or u in copied}
+    in_slice, copied = part.nodes, set(copies.values())
+    readers: dict[Node, None] = {}
+    for v in replace:
+        for u in v.users:
+            if u in in_slice or u in copied:
+                readers[u] = None
     for node in readers:
-        node.inputs = tuple([replace.get(v, v) for v in node.inputs])
-    graph.outputs = [replace[v] for v in outputs]
+        ins = node._inputs
+        node.inputs = tuple(map(replace.get, ins, ins))  # (``replace.get(v, v)`` for each operand)
+    graph.outputs = list(map(replace.__getitem__, outputs))
     return graph
 
 

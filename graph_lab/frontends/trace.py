@@ -11,9 +11,11 @@ shape guards).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import types
 import weakref
+from types import FunctionType
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -23,13 +25,14 @@ from ..errors import OpError, TraceError
 from ..guards import ShapeGuard, ValueGuard, to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.shape_env import Dim, ShapeEnv, using
+from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.sizes import bind_attrs
 from ..ir.source import user_location
 from ..ir.symbolic import SymbolicValue
 from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
 from . import pytree
-from .recorder import Recorder, gc_paused
+from .recorder import Recorder
 from .tensor import Storage, Tensor
 
 MODES = ("error", "specialize", "guard")
@@ -217,42 +220,127 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
     (``"specialize"``). Dead code is removed.
     """
     loc = user_location(1)
+    # The common case, a plain function traced again with the same static shapes: its inputs as worked out the
+    # last time (see ``_kept``), with none of the checks and parsing below, which would give the same answers.
+    kept = _kept.get(weakref.ref(fn)) if type(fn) is FunctionType else None
+    if (kept is not None and kept[0] is fn.__code__ and kept[2] is (params is not None) and mode == "error"
+            and size_branch in SIZE_BRANCHES and type(shapes) is dict and _fits(tuple(shapes.items()), kept[1])
+            and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")):
+        inputs, params_name = kept[3], kept[4]
+        tracer = Tracer(Graph(fn.__name__.replace("<lambda>", "lambda")), mode, example)
+    else:
+        try:
+            if mode not in MODES:
+                raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
+            if size_branch not in SIZE_BRANCHES:
+                raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
+            if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
+                raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
+                                 f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
+            specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+            order, params_name = bind_arguments(fn, list(specs), params is not None)
+            symbolic = _any_symbolic(specs)
+            if mode != "error" or (symbolic and example is not None):
+                _check_example(specs, example, mode)
+            hints = _hints(specs, example) if symbolic and example is not None else None
+        except TraceError as e:
+            # An argument error is the caller's: point at the trace(...) call.
+            raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
+        tracer = Tracer(Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda")), mode, example)
+        if symbolic:
+            tracer.shape_env = new_shape_env(tracer, hints, size_branch)
+        inputs = tuple([(name, input_type(tracer, name, *specs[name], loc), f"input {name!r}") for name in order])
+        if (type(fn) is FunctionType and type(shapes) is dict and not symbolic and not hasattr(fn, "__signature__")
+                and not hasattr(fn, "__wrapped__") and _exactly_static(tuple(shapes.items()))):
+            _kept[weakref.ref(fn, _forget_kept)] = (fn.__code__, tuple(shapes.items()), params is not None, inputs,
+                                                    params_name)
+
+    # A capture makes many objects that all live on: the cyclic GC is off meanwhile (what ``gc_paused`` does,
+    # written out: this runs once per capture, and the class costs two calls and an object).
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        if mode not in MODES:
-            raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
-        if size_branch not in SIZE_BRANCHES:
-            raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
-        if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
-            raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
-                             f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-        order, params_name = bind_arguments(fn, list(specs), params is not None)
-        symbolic = _any_symbolic(specs)
-        if mode != "error" or (symbolic and example is not None):
-            _check_example(specs, example, mode)
-        hints = _hints(specs, example) if symbolic and example is not None else None
-    except TraceError as e:
-        # An argument error is the caller's: point at the trace(...) call.
-        raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
-
-    with gc_paused():
-        return _capture(fn, specs, order, params, params_name, mode, example, hints, size_branch, symbolic, loc)
+        graph = tracer.graph
+        args = []
+        for name, type_, label in inputs:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
+            args.append(Tensor(tracer, graph.add_input(name, type_, loc), Storage(label)))
+        if params is not None:
+            args.append(make_params(tracer, params, params_name, loc))
+        return finish(tracer, fn, args)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
-def _capture(fn, specs, order, params, params_name, mode, example, hints, size_branch, symbolic, loc) -> Graph:
-    graph = Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda"))
-    tracer = Tracer(graph, mode, example)
-    if symbolic:
-        tracer.shape_env = new_shape_env(tracer, hints, size_branch)
-    args = [Tensor(tracer, graph.add_input(name, input_type(tracer, name, *specs[name], loc), loc),
-                   Storage(f"input {name!r}")) for name in order]
-    if params is not None:
-        def make_param(path: str, leaf):
-            if isinstance(leaf, np.ndarray):
-                return Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
-            return leaf
-        args.append(pytree.tree_map(make_param, params, params_name))
-    return finish(tracer, fn, args)
+_kept: "dict[weakref.ref, tuple]" = {}
+"""Per plain function traced with static shapes only (``_exactly_static``): ``(code, shapes items, params given,
+inputs, params name)`` from its last capture that got past the argument checks, ``inputs`` being each tensor
+argument's ``(name, type, storage label)`` in positional order. Those depend only on the shapes and on the
+parameters' names and kinds, which the code object holds (as ``bind_arguments`` explains); so while
+``fn.__code__`` is the same object, the shapes the same (``_fits``) and params given or not as then, they are what
+the checks, ``parse_spec``, ``bind_arguments`` and ``input_type`` would give again (in mode "error", the one
+checking no example). Nothing kept can change in place: the shapes are tuples of strs and ints, the types are
+immutable. A function given ``__signature__`` or ``__wrapped__`` (which ``inspect`` follows) is never kept, and
+is bound anew each time. Looking a function up by identity costs less than hashing its code object.
+
+The key is a weak reference to the function, so an entry does not keep its function alive and goes with it
+(``_forget_kept``): what a ``WeakKeyDictionary`` does, without its Python-level methods. It is looked up with
+``weakref.ref(fn)``, which hashes as the function (by identity) and equals a reference to the same function."""
+
+
+def _forget_kept(ref: weakref.ref, kept: dict = _kept) -> None:
+    kept.pop(ref, None)
+
+
+def _exactly_static(items: tuple) -> bool:
+    """Whether every ``(name, spec)`` of ``shapes.items()`` is a str and a static float64 shape written as a tuple
+    of ints (what ``parse_spec`` takes without a check), the types tested exactly."""
+    for name, spec in items:
+        if type(name) is not str or type(spec) is not tuple or len(spec) > MAX_RANK:
+            return False
+        for d in spec:
+            if type(d) is not int or d < 0:
+                return False
+    return True
+
+
+def _fits(items: tuple, kept_items: tuple) -> bool:
+    """Whether a call's ``shapes.items()`` are the kept ones: the same objects (the common case: a shapes dict
+    written in the caller's code, whose names and tuples are constants), or equal and of exactly the types the
+    kept ones have. (The types are tested first: ``True == 1`` and ``4.0 == 4``, so equal shapes could be ones
+    ``parse_spec`` refuses; and comparing an array with a tuple raises.)"""
+    if len(items) != len(kept_items):
+        return False
+    for (name, spec), (kept_name, kept_spec) in zip(items, kept_items):
+        if spec is kept_spec and name is kept_name:
+            continue
+        if not (_exactly_static(((name, spec),)) and name == kept_name and spec == kept_spec):
+            return False
+    return True
+
+
+def make_params(tracer: Recorder, params, prefix: str, loc) -> Any:
+    """``params`` as the function is given them: each array a stand-in of a new ``param`` node named by its path
+    (``ws[0]``, ``p['W1']``), anything else as it is."""
+    graph = tracer.graph
+    if type(params) is list:
+        for leaf in params:
+            if isinstance(leaf, (dict, list, tuple)):
+                break
+        else:  # a flat list (of weights): what tree_map gives, made in one loop, without a call per leaf
+            made = []
+            for i, leaf in enumerate(params):
+                if isinstance(leaf, np.ndarray):
+                    path = f"{prefix}[{i}]"
+                    leaf = Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
+                made.append(leaf)
+            return made
+
+    def make_param(path: str, leaf):
+        if isinstance(leaf, np.ndarray):
+            return Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
+        return leaf
+    return pytree.tree_map(make_param, params, prefix)
 
 
 SIZE_BRANCHES = ("guard", "specialize")
@@ -302,12 +390,55 @@ def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -
 def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     """Call ``fn`` on the stand-ins, then make its results the graph's outputs and remove dead code."""
     graph = tracer.graph
-    with using(tracer.shape_env):  # shape rules consult this capture's sizes (None: all static)
+    env = tracer.shape_env
+    if env is None and shape_env_in_use() is None:
+        # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is already
+        # set, so the function is called without it.
         result = fn(*args)
-        leaves, graph.out_tree = pytree.flatten(result)
-        graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
-    graph.remove_dead_code()
+        if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
+                and result._version == result._storage.version):
+            # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks):
+            # what ``pytree.flatten`` and ``output_value`` give for it, without their walks.
+            graph.out_tree = _LEAF
+            graph.outputs = [result._value]
+        else:
+            _set_outputs(tracer, graph, result)
+    else:
+        with using(env):  # shape rules consult this capture's sizes
+            _set_outputs(tracer, graph, fn(*args))
+    if not nothing_dead(graph):
+        graph.remove_dead_code()
     return graph
+
+
+_LEAF = pytree.flatten(None)[1]
+"""The structure of a single leaf (``("leaf", None, ())``, what ``pytree.flatten`` gives for one array)."""
+
+
+def _set_outputs(tracer: Recorder, graph: Graph, result) -> None:
+    leaves, graph.out_tree = pytree.flatten(result)
+    graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
+
+
+def nothing_dead(graph: Graph) -> bool:
+    """Whether ``graph.remove_dead_code()`` would change nothing, told in one pass without its walks: every node
+    but the inputs has an output that some node reads or that the graph returns. Then every node is needed:
+    follow readers forward from it, and (the nodes being in order) the chain ends at a node whose outputs nobody
+    reads, which therefore makes a graph output. (And every parameter stored has its node, which stays.)
+
+    Valid only when every reader of the graph's values is a node of the graph, as in a graph a ``Tracer`` made:
+    a value's ``users`` lists each node made with it, each node is appended to the graph and none is dropped,
+    and nodes of other graphs never read its values (a stand-in of another capture is refused as an operand, a
+    control-flow region reads copies of them as its own inputs, a guard's graph is made of copies)."""
+    returned = set(graph.outputs)
+    for node in graph.nodes:
+        for v in node.outputs:
+            if v.users or v in returned:
+                break
+        else:
+            if node.op != Op.INPUT:
+                return False
+    return True
 
 
 def _check_example(specs, example, mode):
