@@ -215,7 +215,9 @@ def test_kept_entries_do_not_keep_functions_alive():
     del f
     gc.collect()
     assert ref() is None
-    assert len(trace_module._kept) == count - 1 and all(r() is not None for r in trace_module._kept)
+    # Its entry went with it (other functions traced earlier in the test run may have been freed by the same
+    # collection, so the count may fall by more than one); no entry is left for a dead function.
+    assert len(trace_module._kept) <= count - 1 and all(r() is not None for r in trace_module._kept)
 
 
 # --- finish: outputs and dead code
