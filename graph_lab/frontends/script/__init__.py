@@ -22,7 +22,9 @@ The modules, in the order a function goes through them:
 
 from __future__ import annotations
 
+import gc
 import inspect
+import operator
 import weakref
 from types import FunctionType, MethodType
 from typing import Any, Callable, Mapping
@@ -31,14 +33,14 @@ import numpy as np
 
 from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
-from ...ir.shape_env import Dim, using
+from ...ir.shape_env import Dim, in_use, using
 from ...ir.source import SourceLoc, user_location
 from ...ops import REGISTRY, Op
 from .. import pytree
-from ..recorder import Recorder, gc_paused
+from ..recorder import Recorder
 from ..tensor import Storage, Tensor
 from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
-from .calls import Frame, bind_by_name
+from .calls import Frame, _signed, bind_by_name
 from .expressions import DataDependent
 from .source import FunctionSource, source_of
 from .statements import Converter
@@ -101,91 +103,174 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
         if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
             raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to its "
                              f"shape, like {{'x': (4, 8)}}; got {shapes!r}")
-        specs = {}
-        for name, spec in shapes.items():
-            specs[name] = parse_spec(name, spec)
         called = fn  # (a method binds its arguments after its object's)
-        owner, fn = (fn.__self__, fn.__func__) if type(fn) is MethodType else (None, fn)
-        prepared = _prepared.get(fn)
-        key = (tuple(specs), params is not None, owner is not None)
-        if (prepared is not None and prepared[0] is fn.__code__ and prepared[1] == fn.__name__
-                and prepared[2] == key and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")):
-            _, _, _, order, params_name, source = prepared
-        else:
-            order, params_name = bind_arguments(called, list(specs), params is not None)
-            source = None
+        owner = None
+        if type(fn) is MethodType:
+            owner, fn = fn.__self__, fn.__func__
+        # (what Prepared's answers depend on: see there; the ids stand for the objects, which it keeps alive)
+        state = (id(fn.__code__), fn.__name__, id(fn.__defaults__), id(fn.__kwdefaults__), tuple(shapes),
+                 params is not None, owner is not None)
+        prepared = _prepared.get(weakref.ref(fn))
+        if (prepared is None or prepared.state != state or hasattr(fn, "__signature__")
+                or hasattr(fn, "__wrapped__")):
+            prepared = Prepared(called, fn, shapes, state)
+        elif not all(map(operator.is_, shapes.values(), prepared.spec_values)):
+            prepared.read_specs(shapes)  # the same names, other objects for their shapes: parsed again
     except TraceError as e:
         call_site = user_location(1)  # an argument error is the caller's: point at the script(...) call
         raise TraceError(f"{e}\n  at {call_site.describe() if call_site else 'unknown location'}") from None
-    if source is None:
-        source = source_of(fn)
-        _prepared[fn] = (fn.__code__, fn.__name__, key, order, params_name, source)
-    with gc_paused():  # a capture makes many objects that all live on: collecting during it frees nothing
-        return _convert(fn, owner, source, specs, order, params, params_name, loops)
+    if prepared.source is None:  # (read here, after the argument errors: its own errors are ScriptErrors)
+        prepared.source = source_of(fn)
+        prepared.loc = prepared.source.locs[prepared.source.tree.lineno]  # source.loc(source.tree)
+        if prepared.reusable:
+            _prepared[weakref.ref(fn, _forget)] = prepared
+    # (what ``with gc_paused():`` does, written out: a capture makes many objects that all live on, so collecting
+    # during it frees nothing)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _convert(fn, owner, prepared, params, loops)
+    finally:
+        if collecting:
+            gc.enable()
 
 
-_prepared: "weakref.WeakKeyDictionary[FunctionType, tuple]" = weakref.WeakKeyDictionary()
-"""Per function: ``(code, name, (argument names, has params, is a method), order, params name, source)``, what
-``bind_arguments`` and ``source_of`` gave for it the last time it was scripted. Both depend only on the code object,
-the name and that key (the binding on the parameters' names and kinds, which the code object holds; the parse on
-the code object and the name), so while those are the same objects and values the same answers hold. Looking
-the function up by identity costs much less than their caches keyed by code object, which hash and compare
-code objects field by field. (A function given ``__signature__`` or ``__wrapped__`` is bound by ``inspect``
-each time, as ``bind_arguments`` does.)"""
+class Prepared:
+    """What ``script`` works out about a function before converting it: the parsed shapes, the order of the tensor
+    arguments and the name of the params argument (``bind_arguments``), the parsed source (``source_of``), the
+    input types, and how the arguments are bound (``bind_by_name``).
+
+    One is kept per function object (``_prepared``) and used again while its ``state`` is the function's: its
+    answers depend on the function's code object (the parameters' names and kinds; the source it was compiled
+    from), its name (shown in messages), its defaults (given to the parameters not passed), the names in
+    ``shapes``, whether params are given and whether the function is called as a method. ``state`` holds those,
+    the objects by their ids: it keeps the objects themselves too, so no other object can have their ids while
+    it lives, and an equal id means the very same object (an equal but other code object, or defaults tuple,
+    makes a new ``Prepared``). The shapes' values are parsed again (``read_specs``) whenever they are not the very
+    objects parsed last time: a tuple of ints cannot change, so the same object parses the same way, but an equal
+    one may not (``(4.0, 8) == (4, 8)``, and only the second is a shape). Globals and closure cells are read by
+    every capture, never kept. A function given ``__signature__`` or ``__wrapped__`` is bound by ``inspect``
+    each time, as ``bind_arguments`` does: nothing is kept for it."""
+
+    __slots__ = ("state", "kept", "reusable", "specs", "spec_values", "inputs", "order", "params_name", "source",
+                 "loc", "self_name", "rest")
+
+    def __init__(self, called, fn: FunctionType, shapes: Mapping, state: tuple):
+        self.state = state
+        """``(id(code), name, id(defaults), id(kwdefaults), names in shapes, has params, is a method)``."""
+        self.kept = (fn.__code__, fn.__defaults__, fn.__kwdefaults__)  # (what the ids of ``state`` stand for)
+        self.reusable = not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")
+        has_params, is_method = state[5], state[6]
+        self.read_specs(shapes)  # (first: a bad shape is reported before a bad argument name)
+        self.order, self.params_name = bind_arguments(called, list(self.specs), has_params)
+        self.source: FunctionSource | None = None
+        """Set by ``script`` once the arguments are found good."""
+        self.loc: SourceLoc | None = None
+        """The ``SourceLoc`` of the ``def`` line (set with ``source``): the inputs' and parameters'."""
+        self.self_name, self.rest = self._binding(fn, has_params, is_method)
+
+    def read_specs(self, shapes: Mapping) -> None:
+        specs = {}
+        for name, spec in shapes.items():
+            specs[name] = parse_spec(name, spec)
+        self.specs, self.spec_values = specs, tuple(shapes.values())
+        self.inputs = None
+        """``(name, type, storage label)`` for each input, in argument order: made by the first capture (see
+        ``_input_types``) when every size is static, else None."""
+
+    def bind(self, fn: FunctionType, owner, args: dict) -> dict:
+        """``bind_by_name(fn, [owner] or [], args)``: the variables the function's body starts with. ``args`` are
+        the inputs then the params, in ``order``; it may be used for the result."""
+        if self.rest is None:
+            return bind_by_name(fn, [owner] if owner is not None else [], args)
+        arguments = {self.self_name: owner, **args} if owner is not None else args  # (see _binding)
+        if self.rest:
+            arguments.update(self.rest)
+        return arguments
+
+    def _binding(self, fn: FunctionType, has_params: bool, is_method: bool) -> tuple:
+        """``(self_name, rest)`` when the arguments ``bind_by_name`` binds are, in this order: the object of a
+        method (under ``self_name``), the inputs, the params, then ``rest``, a dict of the parameters not given
+        that have a default, with their defaults. Else ``(None, None)``: ``bind_by_name`` binds them in each
+        capture. Worked out by asking ``bind_by_name`` itself, with a marker object for each value given; only
+        for a function whose parameters are all ordinary ones, whose bound values are the given values and the
+        defaults themselves (``*args`` and ``**kwargs`` get a new tuple or dict each time)."""
+        if _signed(fn)[1] is None:
+            return None, None
+        first = [object()] if is_method else []
+        given = {name: object() for name in self.order}
+        if has_params:
+            given[self.params_name] = object()
+        try:
+            bound = list(bind_by_name(fn, first, given).items())
+        except TypeError:  # (raised again by bind_by_name in the capture, as before)
+            return None, None
+        self_name = bound[0][0] if first else None
+        rest = dict(bound[len(first) + len(given):])
+        expected = ([(self_name, first[0])] if first else []) + list(given.items()) + list(rest.items())
+        if len(expected) != len(bound) or any(a[0] != b[0] or a[1] is not b[1] for a, b in zip(expected, bound)):
+            return None, None
+        return self_name, rest
 
 
-def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], params, params_name: str | None,
-             loops: str) -> Graph:
+_prepared: "dict[weakref.ref, Prepared]" = {}
+"""The ``Prepared`` of each function scripted, by a weak reference to the function (the entry goes when the
+function does). Looked up with ``weakref.ref(fn)``, which equals the key while the function lives: the lookup
+hashes the function by identity, as ``WeakKeyDictionary`` does, without its Python-level ``get``."""
+
+
+def _forget(ref: weakref.ref) -> None:
+    _prepared.pop(ref, None)
+
+
+def _input_types(rec: ScriptRecorder, prepared: Prepared, loc: SourceLoc) -> tuple:
+    """``(name, type, storage label)`` for each input, each symbolic size declared in a new ShapeEnv of the capture
+    (its ranges become guards). Static types do not depend on the capture: they are kept for the next ones."""
+    specs = prepared.specs
+    for dims, _ in specs.values():
+        for d in dims:
+            if type(d) is not int and isinstance(d, Dim):
+                rec.shape_env = new_shape_env(rec, None, "guard")
+                break
+        if rec.shape_env is not None:
+            break
+    inputs = tuple([(name, input_type(rec, name, *specs[name], loc), f"input {name!r}") for name in prepared.order])
+    if rec.shape_env is None:
+        prepared.inputs = inputs
+    return inputs
+
+
+def _convert(fn, owner, prepared: Prepared, params, loops: str) -> Graph:
     """Make the inputs and parameters, convert the body, and return the graph without dead code (verified when
     script's own code shaped it: see the end)."""
     graph = Graph(fn.__name__)
     rec = ScriptRecorder(graph)
-    rec.loc = source.locs[source.tree.lineno]  # source.loc(source.tree)
-    for dims, _ in specs.values():  # (loops, not any(...) over a generator: a capture of a small function
-        for d in dims:              # costs little more than its set-up, which this is part of)
-            if type(d) is not int and isinstance(d, Dim):
-                break
-        else:
-            continue
-        rec.shape_env = new_shape_env(rec, None, "guard")
-        break
+    source = prepared.source
+    loc = rec.loc = prepared.loc
+    inputs = prepared.inputs
+    if inputs is None:
+        inputs = _input_types(rec, prepared, loc)
     args = {}
-    for name in order:
-        t = input_type(rec, name, *specs[name], rec.loc)
-        args[name] = Tensor(rec, graph.add_input(name, t, rec.loc), Storage(f"input {name!r}"))
+    for name, t, label in inputs:
+        args[name] = Tensor(rec, graph.add_input(name, t, loc), Storage(label))
     if params is not None:
-        def make_param(path: str, leaf):
-            if isinstance(leaf, np.ndarray):
-                return Tensor(rec, graph.add_param(path, leaf, rec.loc), Storage(f"parameter {path}"))
-            return leaf
-        args[params_name] = pytree.tree_map(make_param, params, params_name)
+        args[prepared.params_name] = _parameters(rec, params, prepared.params_name, loc)
     # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
     # (The graph holds the input nodes, then one node per parameter.)
-    made_params = len(graph.nodes) - len(order)
-    unique_names = not graph.param_values and not made_params or (
-        len(graph.param_values) == made_params and not any(n in graph.param_values for n in order))
-    arguments = bind_by_name(fn, [owner] if owner is not None else [], args)
+    made_params = len(graph.nodes) - len(inputs)
+    unique_names = len(graph.param_values) == made_params and graph.param_values.keys().isdisjoint(prepared.order)
+    arguments = prepared.bind(fn, owner, args)
 
     converter = Converter(rec, loops)
     cells = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__)
              if _has_contents(cell)} if fn.__closure__ else {}
     frame = Frame(source, Env(arguments), fn.__globals__, cells)
-    with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
-        result = converter.run_frame(frame, source.tree.body)
-        if type(result) is Tensor:  # one array returned: what pytree.flatten gives for a leaf, without its walk
-            leaves, graph.out_tree = [("", result)], _LEAF
-        else:
-            leaves, graph.out_tree = pytree.flatten(result)
-        try:
-            outputs = []
-            for path, leaf in leaves:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
-                outputs.append(output_value(rec, path, leaf))
-            graph.outputs = outputs
-        except TraceError as e:
-            raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
-                              construct="the return value", hint="return arrays, numbers, and nests of them") \
-                from None
+    if rec.shape_env is None and in_use() is None:  # using(None) would change nothing: skipped
+        _run(converter, frame, fn, rec)
+    else:
+        with using(rec.shape_env):  # shape rules consult this capture's sizes (None: all static)
+            _run(converter, frame, fn, rec)
     # What script shapes itself is verified: control-flow regions (lifted values, carries, branch outputs) and
     # captures with symbolic sizes (guards, facts, size symbols). A graph without them is made by the shared Recorder
     # alone (emit, const) and Graph.add_input / add_param, as trace makes its graphs (which it does not verify), and
@@ -201,6 +286,51 @@ def _convert(fn, owner, source: FunctionSource, specs: dict, order: list[str], p
     if not built_by_recorder:
         graph.verify()
     return graph
+
+
+def _parameters(rec: ScriptRecorder, params, params_name: str, loc: SourceLoc):
+    """``params`` with each array made a parameter of the graph (a stand-in), named by its path."""
+    graph = rec.graph
+    if type(params) is list:  # the common case, a list of arrays: what tree_map below makes, without its calls
+        for leaf in params:
+            if type(leaf) is not np.ndarray:
+                break
+        else:
+            made = []
+            for i, leaf in enumerate(params):
+                path = f"{params_name}[{i}]"
+                made.append(Tensor(rec, graph.add_param(path, leaf, loc), Storage(f"parameter {path}")))
+            return made
+
+    def make_param(path: str, leaf):
+        if isinstance(leaf, np.ndarray):
+            return Tensor(rec, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
+        return leaf
+    return pytree.tree_map(make_param, params, params_name)
+
+
+def _run(converter: Converter, frame: Frame, fn, rec: ScriptRecorder) -> None:
+    """Convert the body and make what it returns the graph's outputs."""
+    graph, source = rec.graph, frame.source
+    result = converter.run_frame(frame, source.tree.body)
+    if type(result) is Tensor:  # one array returned: what pytree.flatten gives for a leaf, without its walk
+        leaves, graph.out_tree = [("", result)], _LEAF
+    else:
+        leaves, graph.out_tree = pytree.flatten(result)
+    try:
+        outputs = []
+        for path, leaf in leaves:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
+            # (a fresh stand-in of this capture, the commonest output, is its value: what output_value gives for
+            # it after Recorder.operand_value's checks, which are these, as Recorder.emit reads its operands)
+            if type(leaf) is Tensor and leaf._rec is rec and leaf._maybe_alias is None and \
+                    leaf._version == leaf._storage.version:
+                outputs.append(leaf._value)
+            else:
+                outputs.append(output_value(rec, path, leaf))
+        graph.outputs = outputs
+    except TraceError as e:
+        raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
+                          construct="the return value", hint="return arrays, numbers, and nests of them") from None
 
 
 _LEAF = pytree.flatten(None)[1]

@@ -304,6 +304,8 @@ class Expressions:
 
     def iterate(self, value, node: ast.AST) -> list:
         """The items of something iterated while converting (a loop is unrolled over them)."""
+        if type(value) is list or type(value) is tuple:  # the commonest (layers, weights), told first
+            return list(value)
         if is_tensor(value) and value.ndim == 0:
             raise self.fail(node, "iteration over a 0-d tensor", "index it instead", "iterating a 0-d tensor")
         if isinstance(value, np.ndarray) or is_tensor(value) or isinstance(value, (list, tuple, range, dict, str,

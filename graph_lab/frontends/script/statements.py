@@ -99,8 +99,10 @@ class Converter(Expressions, Calls, Branches):
                 return None
             # The commonest ending, a return as the body's last statement, is converted here: the value its
             # statement would raise as Return for the except above to catch, without raising and unwinding.
-            self.at(last)
-            return self.expr(last.value) if last.value is not None else None
+            if last.value is None:
+                self.at(last)
+                return None
+            return self.expr(last.value)  # (expr puts the line of last.value in place, as at(last) then would)
         finally:
             self.frame = outer
             self.call_depth -= 1
@@ -273,7 +275,7 @@ class Converter(Expressions, Calls, Branches):
                         "make its condition a tensor (it becomes a while_loop node)", "a long Python loop")
 
     def stmt_For(self, node: ast.For, after) -> None:
-        bounds = self.range_call(node.iter)
+        bounds = self.range_call(node.iter) if isinstance(node.iter, ast.Call) else None
         if bounds is not None:
             start, stop, step = bounds
             on_data = any(is_tensor(b) for b in bounds)
@@ -295,7 +297,8 @@ class Converter(Expressions, Calls, Branches):
             self.bind(node.target, item, node)
             if self.loop_body(node):
                 return
-        self.block(node.orelse, None)
+        if node.orelse:
+            self.block(node.orelse, None)
 
     def loop_body(self, node) -> bool:
         """Convert one iteration of an unrolled loop; True when it ended with ``break``."""
