@@ -136,11 +136,12 @@ def test_parameters_of_every_structure_are_what_tree_map_makes():
 
 
 def test_a_list_of_arrays_is_made_as_tree_map_makes_it():
-    from graph_lab.frontends.script import ScriptRecorder, _parameters
+    from graph_lab.frontends.script import ScriptRecorder
+    from graph_lab.frontends.trace import make_params
     from graph_lab.ir.graph import Graph
     for params in PARAMS:
         rec = ScriptRecorder(Graph("g"))
-        made = _parameters(rec, params, "ps", None)
+        made = make_params(rec, params, "ps", None)
         paths = []
 
         def note(path, leaf):

@@ -314,9 +314,9 @@ def test_parameters_of_one_name_are_still_refused_by_verify():
 
 
 def test_nothing_dead_agrees_with_remove_dead_code():
-    """_nothing_dead(g) is True exactly when g.remove_dead_code() removes nothing: random graphs of adds, tanh,
+    """nothing_dead(g) (trace's, which script uses too) is True exactly when g.remove_dead_code() removes nothing: random graphs of adds, tanh,
     splits (several outputs), parameters and constants, some of whose values the outputs do not need."""
-    from graph_lab.frontends.script import _nothing_dead
+    from graph_lab.frontends.trace import nothing_dead as _nothing_dead
     from graph_lab.ir.builder import GraphBuilder
 
     def make(seed: int):

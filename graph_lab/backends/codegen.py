@@ -113,28 +113,29 @@ def largest_results(graph: Graph) -> tuple[int, int]:
     """``(largest_result(graph, elements), largest_result_bytes(graph))`` in one walk, for a graph whose sizes
     are all static (the fused backend asks both of the same graph)."""
     elements = nbytes = 0
-    measured = set()
     prod = math.prod  # (``TensorType.size``, without a call of the property per type)
-    for node in graph.nodes:
-        if node.op in SOURCE_OPS:
-            continue
-        for v in node.outputs:
-            t = v.type
-            if id(t) not in measured:
-                measured.add(id(t))
-                size = prod(t.shape)
-                if size > elements:
-                    elements = size
-                size *= t.dtype.itemsize
-                if size > nbytes:
-                    nbytes = size
+    for t in result_types(graph):
+        size = prod(t.shape)
+        if size > elements:
+            elements = size
+        size *= t.dtype.itemsize
+        if size > nbytes:
+            nbytes = size
     return elements, nbytes
 
 
 def largest_result(graph: Graph, measure: Callable) -> int:
-    """The largest ``measure(type)`` of the graph's operation results (0 for a graph with no operation); each
-    type object measured once (nodes share them: a type rule gives the same object for the same operands)."""
-    largest, measured = 0, set()
+    """The largest ``measure(type)`` of the graph's operation results (0 for a graph with no operation)."""
+    largest = 0
+    for t in result_types(graph):
+        largest = max(largest, measure(t))
+    return largest
+
+
+def result_types(graph: Graph) -> list:
+    """The types of the graph's operation results, each type object once (nodes share them: a type rule gives
+    the same object for the same operands)."""
+    types, measured = [], set()
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
@@ -142,8 +143,8 @@ def largest_result(graph: Graph, measure: Callable) -> int:
             t = v.type
             if id(t) not in measured:
                 measured.add(id(t))
-                largest = max(largest, measure(t))
-    return largest
+                types.append(t)
+    return types
 
 
 def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,

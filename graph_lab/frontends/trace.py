@@ -394,18 +394,10 @@ def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     if env is None and shape_env_in_use() is None:
         # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is already
         # set, so the function is called without it.
-        result = fn(*args)
-        if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
-                and result._version == result._storage.version):
-            # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks):
-            # what ``pytree.flatten`` and ``output_value`` give for it, without their walks.
-            graph.out_tree = _LEAF
-            graph.outputs = [result._value]
-        else:
-            _set_outputs(tracer, graph, result)
+        set_outputs(tracer, graph, fn(*args))
     else:
         with using(env):  # shape rules consult this capture's sizes
-            _set_outputs(tracer, graph, fn(*args))
+            set_outputs(tracer, graph, fn(*args))
     if not nothing_dead(graph):
         graph.remove_dead_code()
     return graph
@@ -415,7 +407,16 @@ _LEAF = pytree.flatten(None)[1]
 """The structure of a single leaf (``("leaf", None, ())``, what ``pytree.flatten`` gives for one array)."""
 
 
-def _set_outputs(tracer: Recorder, graph: Graph, result) -> None:
+def set_outputs(tracer: Recorder, graph: Graph, result) -> None:
+    """Make what the function returned (a nest of stand-ins and Python values) the graph's outputs and
+    ``out_tree``; a ``TraceError`` for a result that cannot be one (``output_value``)."""
+    if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
+            and result._version == result._storage.version):
+        # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks): what
+        # ``pytree.flatten`` and ``output_value`` give for it, without their walks.
+        graph.out_tree = _LEAF
+        graph.outputs = [result._value]
+        return
     leaves, graph.out_tree = pytree.flatten(result)
     graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
 
@@ -426,7 +427,8 @@ def nothing_dead(graph: Graph) -> bool:
     follow readers forward from it, and (the nodes being in order) the chain ends at a node whose outputs nobody
     reads, which therefore makes a graph output. (And every parameter stored has its node, which stays.)
 
-    Valid only when every reader of the graph's values is a node of the graph, as in a graph a ``Tracer`` made:
+    Valid only when every reader of the graph's values is a node of the graph, as in a graph a ``Recorder`` made
+    (``trace``'s and ``script``'s without control-flow regions):
     a value's ``users`` lists each node made with it, each node is appended to the graph and none is dropped,
     and nodes of other graphs never read its values (a stand-in of another capture is refused as an operand, a
     control-flow region reads copies of them as its own inputs, a guard's graph is made of copies)."""

@@ -29,17 +29,15 @@ import weakref
 from types import FunctionType, MethodType
 from typing import Any, Callable, Mapping
 
-import numpy as np
 
 from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
 from ...ir.shape_env import Dim, in_use, using
 from ...ir.source import SourceLoc, user_location
-from ...ops import REGISTRY, Op
-from .. import pytree
+from ...ops import REGISTRY
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
-from ..trace import bind_arguments, input_type, new_shape_env, output_value, parse_spec
+from ..trace import bind_arguments, input_type, make_params, new_shape_env, nothing_dead, parse_spec, set_outputs
 from .calls import Frame, _signed, bind_by_name
 from .expressions import DataDependent
 from .source import FunctionSource, source_of
@@ -254,7 +252,7 @@ def _convert(fn, owner, prepared: Prepared, params, loops: str) -> Graph:
     for name, t, label in inputs:
         args[name] = Tensor(rec, graph.add_input(name, t, loc), Storage(label))
     if params is not None:
-        args[prepared.params_name] = _parameters(rec, params, prepared.params_name, loc)
+        args[prepared.params_name] = make_params(rec, params, prepared.params_name, loc)
     # Every input and parameter has its own name, unless two paths of the params print alike (dict keys of one
     # repr) or a parameter is named as an input: then add_param kept one value for two nodes, which verify reports.
     # (The graph holds the input nodes, then one node per parameter.)
@@ -281,77 +279,22 @@ def _convert(fn, owner, prepared: Prepared, params, loops: str) -> Graph:
     # remove_dead_code keeps every node a kept node reads. (tests/test_script_speed_invariants.py checks that the
     # graphs of this path pass verify().)
     built_by_recorder = not (rec.made_regions or rec.shape_env is not None or graph.guards or not unique_names)
-    if not (built_by_recorder and _nothing_dead(graph)):
+    if not (built_by_recorder and nothing_dead(graph)):
         graph.remove_dead_code()
     if not built_by_recorder:
         graph.verify()
     return graph
 
 
-def _parameters(rec: ScriptRecorder, params, params_name: str, loc: SourceLoc):
-    """``params`` with each array made a parameter of the graph (a stand-in), named by its path."""
-    graph = rec.graph
-    if type(params) is list:  # the common case, a list of arrays: what tree_map below makes, without its calls
-        for leaf in params:
-            if type(leaf) is not np.ndarray:
-                break
-        else:
-            made = []
-            for i, leaf in enumerate(params):
-                path = f"{params_name}[{i}]"
-                made.append(Tensor(rec, graph.add_param(path, leaf, loc), Storage(f"parameter {path}")))
-            return made
-
-    def make_param(path: str, leaf):
-        if isinstance(leaf, np.ndarray):
-            return Tensor(rec, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
-        return leaf
-    return pytree.tree_map(make_param, params, params_name)
-
-
 def _run(converter: Converter, frame: Frame, fn, rec: ScriptRecorder) -> None:
     """Convert the body and make what it returns the graph's outputs."""
     graph, source = rec.graph, frame.source
     result = converter.run_frame(frame, source.tree.body)
-    if type(result) is Tensor:  # one array returned: what pytree.flatten gives for a leaf, without its walk
-        leaves, graph.out_tree = [("", result)], _LEAF
-    else:
-        leaves, graph.out_tree = pytree.flatten(result)
     try:
-        outputs = []
-        for path, leaf in leaves:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
-            # (a fresh stand-in of this capture, the commonest output, is its value: what output_value gives for
-            # it after Recorder.operand_value's checks, which are these, as Recorder.emit reads its operands)
-            if type(leaf) is Tensor and leaf._rec is rec and leaf._maybe_alias is None and \
-                    leaf._version == leaf._storage.version:
-                outputs.append(leaf._value)
-            else:
-                outputs.append(output_value(rec, path, leaf))
-        graph.outputs = outputs
+        set_outputs(rec, graph, result)
     except TraceError as e:
         raise ScriptError(f"{e} (script of {fn.__name__})", filename=source.filename, lineno=source.first_line,
                           construct="the return value", hint="return arrays, numbers, and nests of them") from None
-
-
-_LEAF = pytree.flatten(None)[1]
-"""The structure of a single leaf (``("leaf", None, ())``; a tuple, shared by the graphs that return one array)."""
-
-
-def _nothing_dead(graph: Graph) -> bool:
-    """Whether ``graph.remove_dead_code()`` would remove nothing, told in one pass without the walk it makes: every
-    node but the inputs has an output that some node reads or that the graph returns. Then every node is needed:
-    follow readers forward from it, and (the nodes being in order) the chain ends at a node whose outputs nobody
-    reads, which therefore makes a graph output. Valid when every reader of a value is a node of the graph, as in
-    a graph the recorder made (a value's ``users`` lists each node made with it; none is dropped or erased)."""
-    returned = set(graph.outputs)
-    for node in graph.nodes:
-        for v in node.outputs:
-            if v.users or v in returned:
-                break
-        else:
-            if node.op != Op.INPUT:
-                return False
-    return True
 
 
 def _has_contents(cell) -> bool:
