@@ -8,6 +8,7 @@ and jax.make_jaxpr when installed. Flat columns mean capture grows linearly with
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 
@@ -114,9 +115,21 @@ ROUNDS = 7
 def measure(configs: dict[tuple[str, int], object]) -> dict[tuple[str, int], float]:
     """Median seconds per call of every (frontend, N), interleaved: each round times one batch of each in turn, so a
     drift of the machine's speed during the run (10-20% within minutes on this shared machine) moves every figure
-    alike instead of tilting the per-node curve from the first N to the last."""
+    alike instead of tilting the per-node curve from the first N to the last.
+
+    A graph is a web of Node <-> Value references, freed only by a collection of the cyclic GC. Each batch's time
+    includes collecting the garbage its captures made (``collect=True``), and nothing else: the objects alive
+    before the measurement are frozen (``gc.freeze``), so that collection scans only what the batch made, and
+    the one before each batch (untimed) takes the garbage of the batch before. Without this, a batch of one
+    1024-layer capture would be charged or not for its graph's collection by chance, and the batch after it for
+    some of it."""
     numbers = {key: batch_size(fn) for key, fn in configs.items()}
-    return interleaved(configs, rounds=ROUNDS, number=numbers)
+    gc.collect()
+    gc.freeze()
+    try:
+        return interleaved(configs, rounds=ROUNDS, number=numbers, collect=True)
+    finally:
+        gc.unfreeze()
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ the median of the rounds (at least 5).
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import statistics
@@ -73,7 +74,7 @@ def optional_libraries() -> dict:
 
 
 def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int | dict[str, int] = 1,
-                warmup: int = 1) -> dict[str, float]:
+                warmup: int = 1, collect: bool = False) -> dict[str, float]:
     """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls (a dict:
     each variant's own number, for variants whose calls take very different times).
 
@@ -81,7 +82,11 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     the C allocator's free lists and thresholds (glibc's mmap threshold grows with the blocks it sees freed) in a
     state that the next variant would otherwise pay for on its first calls, a cost that belongs to the switch
     between variants, not to either of them (measured: 16 MB results right after another variant took 1.3x to 8x
-    longer per call for the first few calls)."""
+    longer per call for the first few calls). Likewise the cyclic garbage a variant left is collected before the
+    next one is timed: a capture benchmark's big graphs are freed only by a collection, which would otherwise fall
+    in whichever variant's calls come next. ``collect``: each timed batch ends with a collection, timed with it,
+    so that a variant's figure includes freeing the cyclic garbage it made (call ``gc.freeze()`` first, or each of
+    those collections also scans every object the process holds: ~3 ms with graph_lab and NumPy imported)."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
@@ -90,10 +95,13 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     for _ in range(max(rounds, 5)):
         for name, fn in variants.items():
             fn()  # (untimed: see above)
+            gc.collect()  # the garbage of the variant before is collected now, not in this one's timed calls
             count = numbers[name]
             start = time.perf_counter()
             for _ in range(count):
                 fn()
+            if collect:
+                gc.collect()
             times[name].append((time.perf_counter() - start) / count)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
