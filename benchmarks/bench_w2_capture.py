@@ -68,10 +68,10 @@ def capture_compile(x, ws):
     return compiled
 
 
-def compile_phases(x, ws) -> tuple[float, float]:
-    """Seconds of one first call's two phases, as the compiled function records them: capture (the bytecode
+def compile_phases(compiled) -> tuple[float, float]:
+    """Seconds of a first call's two phases, as the compiled function records them: capture (the bytecode
     interpreted into the graph and its guards) and backend (passes, code generation)."""
-    segments = [seg for entries in capture_compile(x, ws).cache.values() for seg in entries]
+    segments = [seg for entries in compiled.cache.values() for seg in entries]
     return sum(seg.compile_seconds for seg in segments), sum(seg.backend_seconds for seg in segments)
 
 
@@ -137,6 +137,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     node_counts, inputs = [], []
     ours: dict[tuple[str, int], object] = {}
+    phases: dict[int, list[tuple[float, float]]] = {n: [] for n in SIZES}  # of every compile() first call timed
     for n in SIZES:
         ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
         x = rng.standard_normal((4, 8))
@@ -148,9 +149,9 @@ def main() -> None:
         ours[("trace", n)] = lambda ws=ws: capture_trace(ws)
         ours[("script", n)] = lambda ws=ws: graph_lab.script(chain, {"x": (4, 8)}, ws)
         ours[("LazyRunner (record + run)", n)] = lambda x=x, ws=ws: capture_lazy(x, ws)
-        ours[("compile() first call", n)] = lambda x=x, ws=ws: capture_compile(x, ws)
+        ours[("compile() first call", n)] = lambda x=x, ws=ws, n=n: phases[n].append(
+            compile_phases(capture_compile(x, ws)))
     medians = measure(ours)
-    phases = {n: [compile_phases(x, ws) for _ in range(ROUNDS)] for n, x, ws in inputs}
     # The peers come after every graph_lab figure: importing torch and jax makes the process hold ten times more
     # objects (~230,000 against ~24,000), and each full pass of the cyclic GC, which any capture's garbage
     # triggers now and then, then takes longer (measured: trace 5-11% slower per node with them imported).
@@ -168,15 +169,15 @@ def main() -> None:
     for (name, n), seconds in medians.items():
         times.setdefault(name, []).append(seconds)
         if name == "compile() first call":
-            times.setdefault("of which capture", []).append(statistics.median(c for c, _ in phases[n]))
-            times.setdefault("of which backend", []).append(statistics.median(b for _, b in phases[n]))
+            times.setdefault("of which capture", []).append(statistics.median([c for c, _ in phases[n]]))
+            times.setdefault("of which backend", []).append(statistics.median([b for _, b in phases[n]]))
     per_node = {name: [t / nodes for t, nodes in zip(v, node_counts)] for name, v in times.items()}
     rows = [[str(n), str(nodes)] + [f"{per_node[name][i] * 1e6:.1f}" for name in per_node]
             for i, (n, nodes) in enumerate(zip(SIZES, node_counts))]
     print_header(f"microseconds per node (median of {ROUNDS} interleaved rounds, each a batch of captures of ~20 ms)")
     print_table(["layers", "nodes"] + list(per_node), rows)
     print("(compile()'s first call also runs the graph; its capture and backend phases are as the compiled function "
-          f"records them, median of {ROUNDS} first calls)")
+          "records them in each of the first calls timed: their medians)")
     print("\nlinear fit of the time of one capture, a + b * nodes, over N = 1 .. 1024 (least squares, weighted so "
           "each N counts alike):")
     for name, v in per_node.items():
