@@ -29,7 +29,6 @@ import weakref
 from types import FunctionType, MethodType
 from typing import Any, Callable, Mapping
 
-
 from ...errors import ScriptError, TraceError
 from ...ir.graph import Graph
 from ...ir.shape_env import Dim, in_use, using
