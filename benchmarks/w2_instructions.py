@@ -5,7 +5,7 @@ same work runs slower per node at small N" -- which timings alone cannot on a sh
 
     PYTHONPATH=. python3 benchmarks/w2_instructions.py [--cache] [trace script lazy compile]
 
-Needs valgrind (not part of ``dev.py bench``; about 1-2 minutes per frontend on 2 CPUs, twice that with
+Needs valgrind (not part of ``dev.py bench``; about 2-3 minutes per frontend on 2 CPUs, twice that with
 ``--cache``). Each figure is the difference of two processes, one running ``reps`` captures after three warm-up
 captures and one running none, divided by ``reps``: interpreter start-up and imports cancel out.
 """
