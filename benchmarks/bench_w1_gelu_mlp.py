@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from harness import header, interleaved, optional_libraries, print_ratios
+from harness import header, heap_trim, interleaved, optional_libraries, page_faults, print_ratios
 
 import graph_lab
 from graph_lab import F, compile_graph, trace
@@ -68,13 +68,30 @@ def run(size: str, shapes: tuple[int, int, int, int], number: int) -> None:
     variants = {"eager NumPy": lambda: gelu_mlp(x, p)}
     variants.update({f"graph_lab {name}": (lambda c=c: c(x)) for name, c in backends.items()})
     variants["graph_lab.compile (cache hit)"] = lambda: dynamo(x, p)
+    trim = heap_trim() if number == 1 else None
+    before = {}
+    if trim is not None:
+        # Large arrays: eager NumPy's temporaries (8 MB each) come from the C heap. In a process that holds little
+        # else, glibc hands them back to the OS after each call and the next call page-faults them in again
+        # (measured: 2,100-4,000 faults, 43-48 ms a call); interleaved with the other variants the heap keeps them
+        # (0 faults, 38-40 ms). These two variants start every call from a trimmed heap: the small program's case.
+        for name in ("eager NumPy", "graph_lab.compile (cache hit)"):
+            variants[f"{name}, heap trimmed first"] = variants[name]
+            before[f"{name}, heap trimmed first"] = trim
     variants.update(torch_variants(x, p))
     variants.update(jax_variants(x, p))
-    medians = interleaved(variants, rounds=7, number=number)
+    medians = interleaved(variants, rounds=7, number=number, before=before)
     kernels = backends["fused"].kernels
     notes = {"graph_lab fused": (f"{len(kernels)} kernel(s): " + "; ".join(k.decision.reason for k in kernels)
                                  if kernels else "cost model: " + "; ".join(
                                      g.decision.reason for g in backends["fused"].partition.groups))}
+    if number == 1:  # (large arrays: whether the allocator hands the temporaries' memory back to the OS matters)
+        for name, faults in page_faults(variants, before=before).items():
+            notes[name] = f"{faults} page faults per call" + (f"; {notes[name]}" if name in notes else "")
+        trimmed = "graph_lab.compile (cache hit), heap trimmed first"
+        if trimmed in medians:
+            ratio = medians["eager NumPy, heap trimmed first"] / medians[trimmed]
+            notes[trimmed] += f"; {ratio:.2f}x the trimmed eager NumPy"
     print_ratios(f"W1 gelu_mlp {size} {list(shapes)} float32 (median of 7 rounds x {number} calls)", medians,
                  notes=notes)
 

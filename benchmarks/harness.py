@@ -74,7 +74,8 @@ def optional_libraries() -> dict:
 
 
 def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int | dict[str, int] = 1,
-                warmup: int = 1, collect: bool = False) -> dict[str, float]:
+                warmup: int = 1, collect: bool = False,
+                before: dict[str, Callable[[], object]] | None = None) -> dict[str, float]:
     """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls (a dict:
     each variant's own number, for variants whose calls take very different times).
 
@@ -86,7 +87,8 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     next one is timed: a capture benchmark's big graphs are freed only by a collection, which would otherwise fall
     in whichever variant's calls come next. ``collect``: each timed batch ends with a collection, timed with it,
     so that a variant's figure includes freeing the cyclic garbage it made (call ``gc.freeze()`` first, or each of
-    those collections also scans every object the process holds: ~3 ms with graph_lab and NumPy imported)."""
+    those collections also scans every object the process holds: ~3 ms with graph_lab and NumPy imported).
+    ``before``: for some variants, a function called untimed right before each of their timed calls."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
@@ -97,13 +99,55 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
             fn()  # (untimed: see above)
             gc.collect()  # the garbage of the variant before is collected now, not in this one's timed calls
             count = numbers[name]
+            setup = (before or {}).get(name)
+            elapsed = 0.0
             start = time.perf_counter()
             for _ in range(count):
+                if setup is not None:
+                    setup()
+                    start = time.perf_counter()
                 fn()
+                if setup is not None:
+                    elapsed += time.perf_counter() - start
             if collect:
                 gc.collect()
-            times[name].append((time.perf_counter() - start) / count)
+            if setup is None:
+                elapsed = time.perf_counter() - start
+            times[name].append(elapsed / count)
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def heap_trim() -> Callable[[], object] | None:
+    """glibc's ``malloc_trim(0)``: hand every free page of the C heap back to the OS, as glibc does by itself after
+    large frees in a process that holds little else (None where the C library has no such function)."""
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return lambda: trim(0)
+
+
+def page_faults(variants: dict[str, Callable[[], object]], rounds: int = 3,
+                before: dict[str, Callable[[], object]] | None = None) -> dict[str, int]:
+    """Minor page faults per call of each variant (run interleaved, after the timing): memory the allocator took
+    back from the OS and the call touched again. Linux and macOS count them; elsewhere the dict is empty."""
+    try:
+        import resource
+    except ImportError:
+        return {}
+    counts = dict.fromkeys(variants, 0)
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            if name in (before or {}):
+                before[name]()
+            start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            fn()
+            counts[name] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start
+    return {name: count // rounds for name, count in counts.items()}
 
 
 def fmt_time(seconds: float) -> str:
