@@ -360,3 +360,26 @@ def test_the_cost_model_fuses_a_large_row_reduction_and_not_a_small_one():
     assert decision.fuse and big.kernels and big.kernels[0].reduce is not None
     small, (decision,) = decision_for(sum_of_squares, (4, 8))
     assert not decision.fuse and not small.kernels
+
+
+@needs_compiler
+def test_operands_repeating_along_leading_axes_are_read_modulo_their_rows_bit_for_bit():
+    # t [6, 32] under x [4, 6, 32] with c [4, 6, 1]: the only split that fits c is before the last axis, where t
+    # is a "tile" (loop row i reads t's row i % 6); then the same with a sum over the last axis ending the group.
+    t = RNG.standard_normal((6, 32)).astype(np.float32)
+    c = RNG.standard_normal((4, 6, 1)).astype(np.float32)
+    x = RNG.standard_normal((4, 6, 32)).astype(np.float32)
+
+    def scaled(x, p):
+        return x * p["t"] + p["c"]
+
+    def summed(x, p):
+        return (x * p["t"] - p["c"]).sum(axis=-1)
+
+    for fn in (scaled, summed):
+        g = trace(fn, {"x": ((4, 6, 32), "float32")}, {"t": t, "c": c})
+        compiled = compile_graph(g, "fused", options=ALWAYS)
+        (grp,) = compiled.kernels
+        assert grp.split() == 2 and "(i % 6) * inner + j" in compiled.kernel_source
+        assert_bits(compiled(x), [fn(x, {"t": t, "c": c})], fn.__name__)
+

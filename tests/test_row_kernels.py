@@ -257,6 +257,31 @@ def test_a_masked_softmax_is_one_kernel_with_numpy_s_nan_pattern(name):
         assert_close(got, [expected], f"{name} {shape}", "fused")
 
 
+@pytest.mark.parametrize("name", sorted(SOFTMAX_LIKE))
+def test_a_mask_shared_by_every_head_is_read_in_the_same_kernel(name):
+    # scores [heads, q, k] and a causal mask [q, k]: the mask lines up with the rows only modulo q (row i of the
+    # loop reads mask row i % q), a "tile" operand; before, the where stayed outside the softmax kernel.
+    fn = SOFTMAX_LIKE[name]
+
+    def masked(x, p):
+        return fn(np.where(p["mask"], x * 0.125, -np.inf))
+
+    for heads, q, k in [(8, 128, 128), (3, 5, 7), (2, 1, 9), (4, 6, 300)]:
+        mask = np.tril(np.ones((q, k), bool))
+        mask[RNG.uniform(size=(q, k)) < 0.2] = False  # also rows masked entirely: NaN rows in every head
+        g = trace(masked, {"x": ((heads, q, k), "float32")}, {"mask": mask})
+        compiled = compile_graph(g, "fused", options=options(2))
+        if HAVE_COMPILER:
+            assert [[str(node.op) for node in grp.nodes] for grp in compiled.kernels] == [["mul", "where", name]]
+            tiled = "(i % " + str(q) + ") * inner + j" in compiled.kernel_source
+            assert tiled == (q > 1)  # (one row of mask: the same row for every row of the loop, a "row" operand)
+        x = scaled_normal((heads, q, k), "float32")
+        with np.errstate(all="ignore"):
+            expected = masked(x, {"mask": mask})
+            got = compiled(x)
+        assert_close(got, [expected], f"{name} {heads}x{q}x{k}", "fused")
+
+
 def test_a_value_read_before_the_row_op_keeps_the_row_op_in_a_group_of_its_own():
     def fn(x, w):
         h = x * 2.0

@@ -178,7 +178,9 @@ class KernelInput:
     value: Value
     pattern: str
     """full: one element per iteration; row: a vector along the inner loop, the same for every row;
-    col: one element per row; scalar: one element for the whole loop."""
+    col: one element per row; scalar: one element for the whole loop; tile: ``period`` rows, row i reading row
+    i % period (an operand broadcast along the loop's leading axes only)."""
+    period: int = 0
 
 
 @dataclass
@@ -230,7 +232,8 @@ def element_code(spec: KernelSpec) -> ElementCode:
         elif inp.pattern == "col":
             row_setup.append(f"const {ctype} a{i} = in{i}[i];")
         else:
-            index = "i * inner + j" if spec.two_d and inp.pattern == "full" else "j"
+            index = ("i * inner + j" if spec.two_d and inp.pattern == "full"
+                     else f"(i % {inp.period}) * inner + j" if inp.pattern == "tile" else "j")
             body.append(f"{ctype} a{i} = in{i}[{index}];")
     for k, v in enumerate(spec.outputs):
         params.append(f"{C_TYPES[v.type.dtype]}* restrict out{k}")

@@ -93,8 +93,12 @@ class Group:
 
     def spec(self, graph: Graph) -> cgen.KernelSpec:
         p = self.split()
-        inputs = [cgen.KernelInput(v, _pattern(v.type.shape, self.shape, p if p is not None else 0))
-                  for v in self.inputs]
+        inputs = []
+        for v in self.inputs:
+            pattern = _pattern(v.type.shape, self.shape, p if p is not None else 0)
+            shape = (1,) * (len(self.shape) - len(v.type.shape)) + tuple(v.type.shape)
+            period = tile_rows(shape, self.shape, p) if pattern == "tile" else 0
+            inputs.append(cgen.KernelInput(v, pattern, period))
         return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
                                self.reduce, self.row)
 
@@ -144,7 +148,24 @@ def _pattern(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> str |
         return "row"
     if outer == loop[:split] and all(d == 1 for d in inner):
         return "col"
+    if tile_rows(shape, loop, split):
+        return "tile"
     return None
+
+
+def tile_rows(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> int:
+    """For an operand that repeats along the loop's leading axes and matches it on the others (a [128, 128] mask
+    under [8, 128, 128] scores, split before the last axis): how many rows of the loop it has, R, so that row i
+    reads its row i % R. 0 when ``shape`` (padded with leading 1s) is not such an operand, or a size is symbolic."""
+    for k in range(1, split):
+        if all(d == 1 for d in shape[:k]) and shape[k:] == loop[k:]:
+            rows = 1
+            for d in loop[k:split]:
+                if type(d) is not int:
+                    return 0
+                rows *= d
+            return rows if rows > 1 else 0
+    return 0
 
 
 def _splits(shape: tuple[int, ...], loop: tuple[int, ...]) -> set[int]:

@@ -180,5 +180,6 @@ def _mean(function: str, args: str, ctype: str, suffix: str) -> str:
 def _element(spec: KernelSpec, k: int) -> str:
     """Element j of row i of operand ``k``, by how it lines up with the rows (see ``partition._pattern``)."""
     pattern = spec.inputs[k].pattern
-    index = {"full": "i * inner + j", "row": "j", "col": "i", "scalar": "0"}[pattern]
+    index = {"full": "i * inner + j", "row": "j", "col": "i", "scalar": "0",
+             "tile": f"(i % {spec.inputs[k].period}) * inner + j"}[pattern]
     return f"in{k}[{index}]"
