@@ -383,3 +383,33 @@ def test_operands_repeating_along_leading_axes_are_read_modulo_their_rows_bit_fo
         assert grp.split() == 2 and "(i % 6) * inner + j" in compiled.kernel_source
         assert_bits(compiled(x), [fn(x, {"t": t, "c": c})], fn.__name__)
 
+
+
+@needs_compiler
+def test_every_way_an_operand_can_repeat_along_the_loop_computes_numpy_s_values():
+    # For loops of 3 and 4 axes, operands of every shape that broadcasts to the loop by leading 1s and by 1s
+    # inside (whole, row, column, single value, tile, or none of these: then the node stays outside the kernel),
+    # in an elementwise group ending with a sum over the last axis, and alone: NumPy's values bit for bit.
+    import itertools
+
+    rng = np.random.default_rng(23)
+    for loop in [(3, 4, 5), (2, 3, 4, 6)]:
+        x = rng.standard_normal(loop).astype(np.float32)
+        for keep in itertools.product([False, True], repeat=len(loop)):
+            shape = tuple(d if k else 1 for d, k in zip(loop, keep))
+            for drop in range(len(shape)):
+                if any(d != 1 for d in shape[:drop]):
+                    break
+                t_shape = shape[drop:]  # (leading 1s dropped: the same broadcast)
+                t = rng.standard_normal(t_shape).astype(np.float32)
+
+                def scaled(x, p):
+                    return x * p["t"] - 0.5
+
+                def summed(x, p):
+                    return (x * p["t"] - 0.5).sum(axis=-1)
+
+                for fn in (scaled, summed):
+                    g = trace(fn, {"x": (loop, "float32")}, {"t": t})
+                    compiled = compile_graph(g, "fused", options=ALWAYS)
+                    assert_bits(compiled(x), [np.asarray(fn(x, {"t": t}))], f"{fn.__name__} {loop} {t_shape}")
