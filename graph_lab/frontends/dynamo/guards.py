@@ -210,10 +210,11 @@ class GuardSet:
         self._bound_k: dict[int, int] = {}
         """index of a lower bound -> its k (the pending one's, if any)."""
         self._pending: dict[int, tuple] = {}
-        """index -> (count, k, loc) of a lower bound stronger than the guard at that index, made into a Guard when
-        the list is next read (``lower_bound``)."""
-        for g in guards or ():
-            self.add(g)
+        """index -> (count, k, loc) of a lower bound stronger than the guard at that index (or the first bound on
+        its count, the index holding None), made into a Guard when the list is next read (``lower_bound``)."""
+        if guards:
+            for g in guards:
+                self.add(g)
 
     @property
     def guards(self) -> list[Guard]:
@@ -275,8 +276,13 @@ class GuardSet:
                     self._bound_k[at] = k
                 return  # (a weaker or equal one: ``add`` would drop it)
             if isinstance(count, DerivedSource) and count.fn in self.counts:
-                # The first bound on it: what ``add`` does with it, without taking it apart again (_lower_bound)
-                self._add_lower_bound(_lower_bound_guard(count, k, holds, loc), count, k)
+                # The first bound on it: what ``add`` does with it (``_add_lower_bound``, without taking it apart
+                # again), its Guard too made when the list is next read: by then a loop has usually taken more
+                # items, and the stronger bound is the one made.
+                self._bounds[count] = at = len(self._guards)
+                self._guards.append(None)  # (a place for it, filled from ``_pending``)
+                self._pending[at] = (count, k, loc)
+                self._bound_k[at] = k
                 return
         self.add(_lower_bound_guard(count, k, holds, loc))
 

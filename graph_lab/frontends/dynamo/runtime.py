@@ -22,8 +22,9 @@ from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
-from .iterators import items_left
+from ...ops import Op
 from ..tensor import Tensor
+from ..trace import nothing_dead
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -376,17 +377,28 @@ class CompiledFunction:
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
-        maker = RecipeMaker(ctx)
-        live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
-        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
-        stack_recipes = [maker.var(v) for v in frame.stack] if live else []
-        result_recipe = maker.var(result) if result is not None else None
-        ctx.graph.outputs = list(maker.outputs)
+        value = result.value if result is not None else None
+        if end == "return" and type(value) is Tensor and value._view is None and value._maybe_alias is None and \
+                value._version == value._storage.version and value._value.node.op != Op.INPUT:
+            # The commonest end, a tensor the graph computed returned: what RecipeMaker gives it (its freshness
+            # checked, as ``RecipeMaker.tensor`` checks it; not a view, not an input), without making one. After a
+            # return nothing of the frame is used again.
+            local_recipes, stack_recipes, result_recipe = {}, [], ("out", 0)
+            ctx.graph.outputs = [value._value]
+        else:
+            maker = RecipeMaker(ctx)
+            live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
+            local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
+            stack_recipes = [maker.var(v) for v in frame.stack] if live else []
+            result_recipe = maker.var(result) if result is not None else None
+            ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
         if ctx.shape_env is not None:
             ctx.size_guard()
-        ctx.guards.merge_lower_bounds(counts=(len, items_left))
-        ctx.graph.remove_dead_code()
+        # (No ``ctx.guards.merge_lower_bounds(counts=(len, iterators.items_left))``: the set was made with these counts, so it
+        # merged the lower bounds as they came; see GuardSet.merge_lower_bounds.)
+        if not nothing_dead(ctx.graph):  # (usually nothing is: told in one pass, without remove_dead_code's walks)
+            ctx.graph.remove_dead_code()
         # The graph's inputs are those of ``ctx.input_sources``, in its order: capture adds each input to the
         # graph and to it together, and removing dead code keeps every input. A size symbol is declared with a
         # ShapeEnv, made for the first: the graph is symbolic exactly when the capture has one.
