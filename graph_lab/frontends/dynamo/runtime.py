@@ -297,30 +297,37 @@ class CompiledFunction:
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
+        """Capture from ``offset`` with the state ``inputs``: run the frame's instructions one by one until it
+        returns, or up to the instruction ``stop`` says to break at. Each step runs the instruction's handler as
+        ``Frame.step`` would (inlined: the loop runs thousands of steps) and logs what it did."""
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
-        if self.code.co_freevars:
-            for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
+        code = self.code
+        if code.co_freevars:
+            for i, (name, cell) in enumerate(zip(code.co_freevars, self.fn.__closure__ or ())):
                 cells[name] = cell
                 closure_sources[name] = ClosureSource(i, name)
-        frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
+        frame = Frame(code, self.fn.__globals__, cells, {}, ctx, closure_sources)
         frame.ip = frame.index_of[offset]  # (frame.jump(offset))
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
-        frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
+        tables = _capture_cache.get(code)  # (what depends on the code alone: see _capture_tables)
+        if tables is None:
+            tables = _capture_cache.put(code, _capture_tables(code))
+        local_sources, tops = tables
+        local_vars = frame.locals
+        for name, v in inputs.locals.items():
+            source = local_sources.get(name)
+            local_vars[name] = ctx.wrap(v, source if source is not None else LocalSource(name))
         if inputs.stack:  # (empty where a call starts)
             frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
                            for i, v in enumerate(inputs.stack)]
-        return self._interpret(ctx, frame, offset, stop)
 
-    def _interpret(self, ctx: CaptureContext, frame: Frame, offset: int, stop: "_Attempt | None") -> Segment:
-        """The capture loop: run the frame's instructions one by one until it returns, or up to the instruction
-        ``stop`` says to break at. Each step runs the instruction's handler as ``Frame.step`` would (inlined: the
-        loop runs thousands of steps) and logs what it did."""
+        # The capture loop.
         steps = 0
         log: list[tuple] = []
         append = log.append
-        instructions, handlers, tops = frame.instructions, frame.handlers, uses_top_of(frame.code)
+        instructions, handlers = frame.instructions, frame.handlers
         stop_at = stop.steps if stop is not None else -1
         graph = ctx.graph
         # The shape env that rules consult outside this capture. A step leaves it as it found it (``using``
@@ -516,6 +523,16 @@ def _plain_parameters(fn) -> bool:
     code = fn.__code__
     return (code.co_posonlyargcount == 0 and code.co_kwonlyargcount == 0
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+_capture_cache = CodeCache()
+
+
+def _capture_tables(code: types.CodeType) -> tuple[dict, list[bool]]:
+    """What a capture of ``code`` reads from the code alone: a LocalSource for each local variable's name (sources
+    are immutable values: one object serves every capture), and ``uses_top_of(code)``."""
+    names = code.co_varnames + code.co_cellvars
+    return {name: LocalSource(name) for name in names}, uses_top_of(code)
 
 
 _jumps_cache = CodeCache()
