@@ -171,10 +171,10 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
-def _lower_bound(g: Guard, counts: tuple) -> tuple | None:
-    """``(count source, k)`` for a guard "count(...) > k is True" with an int ``k``, else None."""
+def _lower_bound(g: Guard, counts: tuple, holds: bool = True) -> tuple | None:
+    """``(count source, k)`` for a guard "count(...) > k is True" (``holds``) with an int ``k``, else None."""
     source = g.source
-    if g.kind != "equals" or g.expected is not True or not isinstance(source, DerivedSource) or \
+    if g.kind != "equals" or g.expected is not holds or not isinstance(source, DerivedSource) or \
             source.fn is not operator.gt or len(source.args) != 2:
         return None
     count, k = source.args
@@ -184,10 +184,13 @@ def _lower_bound(g: Guard, counts: tuple) -> tuple | None:
     return count, k.value
 
 
+_GT_TEXT = "{0} > {1}"
+
+
 def _lower_bound_guard(count: Source, k: int, holds: bool, loc) -> Guard:
     """The guard "count > k is ``holds``", as ``CaptureContext.apply`` and ``guard`` make it for a derived count
     compared with a constant."""
-    return Guard("equals", DerivedSource(operator.gt, (count, Const(k)), "{0} > {1}"), holds, loc)
+    return Guard("equals", DerivedSource(operator.gt, (count, Const(k)), _GT_TEXT), holds, loc)
 
 
 def _key(guard: Guard) -> tuple:
@@ -210,32 +213,52 @@ class GuardSet:
         self._bound_k: dict[int, int] = {}
         """index of a lower bound -> its k (the pending one's, if any)."""
         self._pending: dict[int, tuple] = {}
-        """index -> (count, k, loc) of a lower bound stronger than the guard at that index, made into a Guard when
-        the list is next read (``lower_bound``)."""
-        for g in guards or ():
-            self.add(g)
+        """index -> (count, k, holds, loc) of a bound "count > k is ``holds``" that the list holds None for or a
+        weaker bound at that index, made into a Guard when the list is next read (``lower_bound``)."""
+        self._ends: dict[tuple, int] = {}
+        """(count, k, text) -> index of the guard "count > k is False" (text: its source's), for each such guard
+        on one of ``counts``: what the set's key of it says, known without making its source (the end of a
+        loop, see ``lower_bound``)."""
+        if guards:
+            for g in guards:
+                self.add(g)
 
     @property
     def guards(self) -> list[Guard]:
         if self._pending:
-            for at, (count, k, loc) in self._pending.items():
-                self._guards[at] = _lower_bound_guard(count, k, True, loc)
+            for at, (count, k, holds, loc) in self._pending.items():
+                self._guards[at] = _lower_bound_guard(count, k, holds, loc)
             self._pending.clear()
         return self._guards
 
     @guards.setter
     def guards(self, guards: list[Guard]) -> None:
         self._guards, self._pending, self._bounds, self._bound_k = guards, {}, {}, {}
+        self._ends = {}
+        if self.counts:
+            for at, g in enumerate(guards):
+                end = _lower_bound(g, self.counts, False)
+                if end is not None:
+                    self._ends.setdefault((*end, g.source.text), at)
 
     def __repr__(self) -> str:
         return f"GuardSet({self.guards!r})"
 
     def add(self, guard: Guard) -> None:
-        if self.counts and guard.expected is True and guard.kind == "equals":
-            bound = _lower_bound(guard, self.counts)
-            if bound is not None:
-                self._add_lower_bound(guard, *bound)
-                return
+        if self.counts and guard.kind == "equals" and type(guard.expected) is bool:
+            if guard.expected:
+                bound = _lower_bound(guard, self.counts)
+                if bound is not None:
+                    self._add_lower_bound(guard, *bound)
+                    return
+            else:
+                end = _lower_bound(guard, self.counts, False)
+                if end is not None:  # kept once, as the key below would keep it (``_ends``)
+                    key = (*end, guard.source.text)
+                    if key not in self._ends:
+                        self._ends[key] = len(self._guards)
+                        self._guards.append(guard)
+                    return
         kind = guard.kind  # (_key, inlined: every guard of a capture is added here)
         key = kind, guard.source, guard.expected if kind in ("alias", "distinct") else None
         keys = self._keys
@@ -271,13 +294,27 @@ class GuardSet:
             at = self._bounds.get(count)
             if at is not None:  # a bound on it is in the list (so ``count`` is one of ``counts`` of a source)
                 if k > self._bound_k[at]:  # this one is stronger
-                    self._pending[at] = (count, k, loc)
+                    self._pending[at] = (count, k, True, loc)
                     self._bound_k[at] = k
                 return  # (a weaker or equal one: ``add`` would drop it)
             if isinstance(count, DerivedSource) and count.fn in self.counts:
-                # The first bound on it: what ``add`` does with it, without taking it apart again (_lower_bound)
-                self._add_lower_bound(_lower_bound_guard(count, k, holds, loc), count, k)
+                # The first bound on it: what ``add`` does with it (``_add_lower_bound``, without taking it apart
+                # again), its Guard too made when the list is next read: by then a loop has usually taken more
+                # items, and the stronger bound is the one made.
+                self._bounds[count] = at = len(self._guards)
+                self._guards.append(None)  # (a place for it, filled from ``_pending``)
+                self._pending[at] = (count, k, True, loc)
+                self._bound_k[at] = k
                 return
+        elif not holds and type(k) is int and isinstance(count, DerivedSource) and count.fn in self.counts:
+            # The end of a loop, "count > k is False": what ``add`` does with it (kept once, see ``_ends``), its
+            # Guard made when the list is next read.
+            key = (count, k, _GT_TEXT)
+            if key not in self._ends:
+                self._ends[key] = at = len(self._guards)
+                self._guards.append(None)
+                self._pending[at] = (count, k, False, loc)
+            return
         self.add(_lower_bound_guard(count, k, holds, loc))
 
     def merge_lower_bounds(self, counts: tuple) -> None:

@@ -22,8 +22,9 @@ from .concrete import ConcreteContext
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
-from .iterators import items_left
+from ...ops import Op
 from ..tensor import Tensor
+from ..trace import nothing_dead
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -296,30 +297,37 @@ class CompiledFunction:
         return seg
 
     def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
+        """Capture from ``offset`` with the state ``inputs``: run the frame's instructions one by one until it
+        returns, or up to the instruction ``stop`` says to break at. Each step runs the instruction's handler as
+        ``Frame.step`` would (inlined: the loop runs thousands of steps) and logs what it did."""
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         cells, closure_sources = {}, {}
-        if self.code.co_freevars:
-            for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
+        code = self.code
+        if code.co_freevars:
+            for i, (name, cell) in enumerate(zip(code.co_freevars, self.fn.__closure__ or ())):
                 cells[name] = cell
                 closure_sources[name] = ClosureSource(i, name)
-        frame = Frame(self.code, self.fn.__globals__, cells, {}, ctx, closure_sources)
+        frame = Frame(code, self.fn.__globals__, cells, {}, ctx, closure_sources)
         frame.ip = frame.index_of[offset]  # (frame.jump(offset))
         ctx.frame = frame  # guards on the entry state point at the line where capture starts
-        frame.locals = {name: ctx.wrap(v, LocalSource(name)) for name, v in inputs.locals.items()}
+        tables = _capture_cache.get(code)  # (what depends on the code alone: see _capture_tables)
+        if tables is None:
+            tables = _capture_cache.put(code, _capture_tables(code))
+        local_sources, tops = tables
+        local_vars = frame.locals
+        for name, v in inputs.locals.items():
+            source = local_sources.get(name)
+            local_vars[name] = ctx.wrap(v, source if source is not None else LocalSource(name))
         if inputs.stack:  # (empty where a call starts)
             frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
                            for i, v in enumerate(inputs.stack)]
-        return self._interpret(ctx, frame, offset, stop)
 
-    def _interpret(self, ctx: CaptureContext, frame: Frame, offset: int, stop: "_Attempt | None") -> Segment:
-        """The capture loop: run the frame's instructions one by one until it returns, or up to the instruction
-        ``stop`` says to break at. Each step runs the instruction's handler as ``Frame.step`` would (inlined: the
-        loop runs thousands of steps) and logs what it did."""
+        # The capture loop.
         steps = 0
         log: list[tuple] = []
         append = log.append
-        instructions, handlers, tops = frame.instructions, frame.handlers, uses_top_of(frame.code)
+        instructions, handlers = frame.instructions, frame.handlers
         stop_at = stop.steps if stop is not None else -1
         graph = ctx.graph
         # The shape env that rules consult outside this capture. A step leaves it as it found it (``using``
@@ -376,17 +384,28 @@ class CompiledFunction:
                 return seg
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
-        maker = RecipeMaker(ctx)
-        live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
-        local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
-        stack_recipes = [maker.var(v) for v in frame.stack] if live else []
-        result_recipe = maker.var(result) if result is not None else None
-        ctx.graph.outputs = list(maker.outputs)
+        value = result.value if result is not None else None
+        if end == "return" and type(value) is Tensor and value._view is None and value._maybe_alias is None and \
+                value._version == value._storage.version and value._value.node.op != Op.INPUT:
+            # The commonest end, a tensor the graph computed returned: what RecipeMaker gives it (its freshness
+            # checked, as ``RecipeMaker.tensor`` checks it; not a view, not an input), without making one. After a
+            # return nothing of the frame is used again.
+            local_recipes, stack_recipes, result_recipe = {}, [], ("out", 0)
+            ctx.graph.outputs = [value._value]
+        else:
+            maker = RecipeMaker(ctx)
+            live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
+            local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
+            stack_recipes = [maker.var(v) for v in frame.stack] if live else []
+            result_recipe = maker.var(result) if result is not None else None
+            ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
         if ctx.shape_env is not None:
             ctx.size_guard()
-        ctx.guards.merge_lower_bounds(counts=(len, items_left))
-        ctx.graph.remove_dead_code()
+        # (No ``ctx.guards.merge_lower_bounds(counts=(len, iterators.items_left))``: the set was made with these counts, so it
+        # merged the lower bounds as they came; see GuardSet.merge_lower_bounds.)
+        if not nothing_dead(ctx.graph):  # (usually nothing is: told in one pass, without remove_dead_code's walks)
+            ctx.graph.remove_dead_code()
         # The graph's inputs are those of ``ctx.input_sources``, in its order: capture adds each input to the
         # graph and to it together, and removing dead code keeps every input. A size symbol is declared with a
         # ShapeEnv, made for the first: the graph is symbolic exactly when the capture has one.
@@ -504,6 +523,16 @@ def _plain_parameters(fn) -> bool:
     code = fn.__code__
     return (code.co_posonlyargcount == 0 and code.co_kwonlyargcount == 0
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+_capture_cache = CodeCache()
+
+
+def _capture_tables(code: types.CodeType) -> tuple[dict, list[bool]]:
+    """What a capture of ``code`` reads from the code alone: a LocalSource for each local variable's name (sources
+    are immutable values: one object serves every capture), and ``uses_top_of(code)``."""
+    names = code.co_varnames + code.co_cellvars
+    return {name: LocalSource(name) for name in names}, uses_top_of(code)
 
 
 _jumps_cache = CodeCache()

@@ -30,7 +30,7 @@ from .iterators import LazyIter
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
-@dataclass
+@dataclass(init=False)
 class Segment:
     start: int
     """Bytecode offset where capture started."""
@@ -70,6 +70,25 @@ class Segment:
     """The names of the graph's inputs, in order (``graph.input_names``, as capture knew them)."""
     symbolic: bool | None = None
     """Whether the graph's sizes are symbolic (``is_symbolic_graph(graph)``, as capture knew it)."""
+
+    def __init__(self, start: int, graph: Graph, input_sources: list, guards, local_recipes: dict,
+                 stack_recipes: list, end: str, result_recipe: tuple | None = None, *, input_names: list | None = None,
+                 symbolic: bool | None = None):
+        # (Written out instead of dataclass's __init__, which sets all 20 fields: every capture makes a Segment,
+        # and a field left at its default is read from the class, as dataclass puts the defaults there. A break's
+        # fields are set by ``_finish``, the times and the runner by ``_capture``.)
+        self.start = start
+        self.graph = graph
+        self.input_sources = input_sources
+        self.guards = guards
+        self.local_recipes = local_recipes
+        self.stack_recipes = stack_recipes
+        self.end = end
+        self.result_recipe = result_recipe
+        self.input_names = input_names
+        self.symbolic = symbolic
+        self.step_log = []  # (the two fields made by a factory: they have no default on the class)
+        self.step_nodes = []
 
     @property
     def steps(self) -> list[tuple]:

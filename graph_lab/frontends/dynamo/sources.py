@@ -13,7 +13,12 @@ from typing import Any, NamedTuple
 
 
 class Source:
-    """A path to a value, read from a ``FrameInputs``."""
+    """A path to a value, read from a ``FrameInputs``.
+
+    _set_fields: the sources that every capture makes (and ``Const``) have an ``__init__`` of their own, which
+    stores the fields into the instance's ``__dict__`` itself: what the frozen dataclass's ``__init__`` does
+    through one ``object.__setattr__`` call per field, at about half the cost. Equality, hashing and ``repr``
+    are dataclass's, from the same fields."""
 
     def fetch(self, inputs: "FrameInputs") -> Any:
         raise NotImplementedError
@@ -65,6 +70,12 @@ class GlobalSource(Source):
     namespace: dict | None = field(default=None, compare=False, hash=False)
     """The globals dict of the function that read it (None: the compiled function's own)."""
 
+    def __init__(self, name: str, namespace_id: int = 0, namespace: dict | None = None):
+        fields = self.__dict__  # (see ``_set_fields``)
+        fields["name"] = name
+        fields["namespace_id"] = namespace_id
+        fields["namespace"] = namespace
+
     def fetch(self, inputs):
         namespace = inputs.globals if self.namespace is None else self.namespace
         if self.name in namespace:
@@ -92,6 +103,11 @@ class AttrSource(Source):
     base: Source
     name: str
 
+    def __init__(self, base: Source, name: str):
+        fields = self.__dict__  # (see ``_set_fields``)
+        fields["base"] = base
+        fields["name"] = name
+
     def fetch(self, inputs):
         return getattr(self.base.fetch(inputs), self.name)
 
@@ -103,6 +119,11 @@ class AttrSource(Source):
 class ItemSource(Source):
     base: Source
     key: Any
+
+    def __init__(self, base: Source, key):
+        fields = self.__dict__  # (see ``_set_fields``)
+        fields["base"] = base
+        fields["key"] = key
 
     def fetch(self, inputs):
         return self.base.fetch(inputs)[self.key]
@@ -171,6 +192,9 @@ class Const:
 
     value: Any
 
+    def __init__(self, value):
+        self.__dict__["value"] = value  # (see ``_set_fields``)
+
 
 @dataclass(frozen=True)
 class DerivedSource(Source):
@@ -183,6 +207,12 @@ class DerivedSource(Source):
     """Each a ``Source`` or a ``Const``."""
     text: str
     """How it reads, with ``{0}, {1}, ...`` for the arguments: ``"{0} + {1}"``."""
+
+    def __init__(self, fn, args: tuple, text: str):
+        fields = self.__dict__  # (see ``_set_fields``)
+        fields["fn"] = fn
+        fields["args"] = args
+        fields["text"] = text
 
     def fetch(self, inputs):
         return self.fn(*[a.fetch(inputs) if isinstance(a, Source) else a.value for a in self.args])
