@@ -73,8 +73,8 @@ def run(size: str, shapes: tuple[int, int, int, int], number: int) -> None:
     if trim is not None:
         # Large arrays: eager NumPy's temporaries (8 MB each) come from the C heap. In a process that holds little
         # else, glibc hands them back to the OS after each call and the next call page-faults them in again
-        # (measured: 2,100-4,000 faults, 43-48 ms a call); interleaved with the other variants the heap keeps them
-        # (0 faults, 38-40 ms). These two variants start every call from a trimmed heap: the small program's case.
+        # (measured: 2,100-4,000 faults, 43-48 ms a call); interleaved with the other variants the heap mostly keeps
+        # them (0-900 faults, 38-41 ms). These two variants start every call from a trimmed heap: the small program's case.
         for name in ("eager NumPy", "graph_lab.compile (cache hit)"):
             variants[f"{name}, heap trimmed first"] = variants[name]
             before[f"{name}, heap trimmed first"] = trim

@@ -100,19 +100,24 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
             gc.collect()  # the garbage of the variant before is collected now, not in this one's timed calls
             count = numbers[name]
             setup = (before or {}).get(name)
-            elapsed = 0.0
-            start = time.perf_counter()
-            for _ in range(count):
-                if setup is not None:
+            if setup is None:
+                start = time.perf_counter()
+                for _ in range(count):
+                    fn()
+                if collect:
+                    gc.collect()
+                elapsed = time.perf_counter() - start
+            else:  # (each call timed alone, after its untimed set-up)
+                elapsed = 0.0
+                for _ in range(count):
                     setup()
                     start = time.perf_counter()
-                fn()
-                if setup is not None:
+                    fn()
                     elapsed += time.perf_counter() - start
-            if collect:
-                gc.collect()
-            if setup is None:
-                elapsed = time.perf_counter() - start
+                if collect:
+                    start = time.perf_counter()
+                    gc.collect()
+                    elapsed += time.perf_counter() - start
             times[name].append(elapsed / count)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
