@@ -316,6 +316,48 @@ def test_fused_reductions_propagate_nan_inf_and_zeros_as_numpy():
         assert_bits(compiled(x, b), run(g, {"x": x, "b": b}), "nan, inf, -0.0")
 
 
+def spreads(x, b):
+    h = x * 2.0 + b
+    return (h.var(axis=-1), (x - 0.5).std(axis=-1, keepdims=True, ddof=1), (x * 3.0).var(ddof=1),
+            (x + 1.0).std())
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_variances_and_deviations_are_numpy_s_bit_for_bit(dtype):
+    # np.var: the mean (pairwise sum / count in double), the squared deviations in the dtype, their pairwise sum,
+    # / (count - ddof) in double; np.std its sqrt. Both passes recompute the group's values in the kernel.
+    lengths = list(range(2, 140, 3)) + [255, 256, 257, 1000, 1024, 4099, 9000]
+    for n in lengths:
+        rows = 3 if n < 2000 else 2
+        g = trace(spreads, {"x": ((rows, n), dtype), "b": ((n,), dtype)})
+        x = (RNG.standard_normal((rows, n)) * 10 ** RNG.uniform(-3, 3, (rows, n)) + 7).astype(dtype)
+        b = RNG.standard_normal(n).astype(dtype)
+        for threads in (1, 2):
+            compiled = compile_graph(g, "fused", options=dataclasses.replace(ALWAYS, max_threads=threads))
+            assert sorted(str(grp.reduce.op) for grp in compiled.kernels) == ["std", "std", "var", "var"]
+            got = compiled(x, b)
+            assert_bits(got, [np.asarray(r) for r in spreads(x, b)], f"{dtype} n={n} threads={threads}")
+
+
+@needs_compiler
+def test_fused_variances_propagate_nan_inf_and_refuse_a_ddof_without_values():
+    g = trace(spreads, {"x": ((4, 16), "float32"), "b": ((16,), "float32")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    x[0, 3], x[1, 5], x[2, 7], x[2, 8] = np.nan, np.inf, np.inf, -np.inf
+    b = RNG.standard_normal(16).astype(np.float32)
+    with np.errstate(all="ignore"):
+        assert_bits(compiled(x, b), [np.asarray(r) for r in spreads(x, b)], "nan, inf")
+
+    def one_value(x):
+        return (x * 2.0).var(axis=-1, ddof=1)  # a count of 1 - ddof 1: NumPy warns and divides by 0
+
+    compiled = compile_graph(trace(one_value, {"x": ((5, 1), "float64")}), "fused", options=ALWAYS)
+    assert "its ddof is an int from 0 to the count of values less one" in compiled.partition.text()
+    assert not any(grp.reduce is not None for grp in compiled.kernels)
+
+
 @needs_compiler
 def test_reductions_that_are_not_fused_say_why():
     def fn(x):

@@ -354,7 +354,35 @@ def _reduction_kernel(spec: KernelSpec, params, row_setup, body, names, used_mat
     total = f"(({ctype})0 + KNAME_pw(i, 0, inner, inner, {args}))"  # NumPy starts from the identity, 0
     if node.op == Op.MEAN:  # np.mean divides the sum by the count in double, then rounds to the dtype
         total = f"({ctype})((double){total} / (double)inner)"
-    main = ["  for (int64_t i = begin; i < end; i++) {", f"    out{out}[i] = {total};", "  }"]
+    if node.op in (Op.VAR, Op.STD):
+        # np.var: the mean as np.mean makes it, then the sum (same tree) of the squared deviations, computed in
+        # the dtype as NumPy's subtract and square do, divided by (count - ddof) in double; np.std: its sqrt.
+        fill += [f"static inline void KNAME_fill2(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
+                 f"{ctype} mean, {ctype}* restrict buf) {{"]
+        fill += [f"  {line}" for line in row_setup]
+        fill += ["  #pragma omp simd", "  for (int64_t jj = 0; jj < n; jj++) {", "    int64_t j = j0 + jj;"]
+        fill += [f"    {line}" for line in body if not line.startswith("out")]
+        fill += [f"    {ctype} dev = {names[v]} - mean;", "    buf[jj] = dev * dev;", "  }", "}"]
+        pw += [f"static {ctype} KNAME_pw2(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
+               f"{ctype} mean) {{",
+               f"  if (n <= {PAIRWISE_BLOCK}) {{",
+               f"    {ctype} buf[{PAIRWISE_BLOCK}];",
+               f"    KNAME_fill2(i, j0, n, inner, {args}, mean, buf);",
+               f"    return gl_leaf_sum_{suffix}(buf, n);",
+               "  }",
+               "  int64_t n2 = n / 2;",
+               "  n2 -= n2 % 8;",
+               f"  return KNAME_pw2(i, j0, n2, inner, {args}, mean) + KNAME_pw2(i, j0 + n2, n - n2, inner, {args}, "
+               f"mean);",
+               "}"]
+        squares = f"(({ctype})0 + KNAME_pw2(i, 0, inner, inner, {args}, mean))"
+        variance = f"({ctype})((double){squares} / (double)(inner - {int(node.attrs['ddof'])}))"
+        result = f"__builtin_{c_function('sqrt', ctype)}({variance})" if node.op == Op.STD else variance
+        main = ["  for (int64_t i = begin; i < end; i++) {",
+                f"    const {ctype} mean = ({ctype})((double){total} / (double)inner);",
+                f"    out{out}[i] = {result};", "  }"]
+    else:
+        main = ["  for (int64_t i = begin; i < end; i++) {", f"    out{out}[i] = {total};", "  }"]
     signature = f"({', '.join(params)})"
     text = "\n".join(fill + [""] + pw) + "\n"
     declarations = math_declarations(used_math, text, vector_math)

@@ -27,7 +27,7 @@ from .rowgen import ROW_OPS
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
-NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4}
+NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4, Op.VAR: 5, Op.STD: 6}
 """NumPy calls an op makes when not fused (its implementation's ufunc calls); 1 for the others."""
 LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
                  Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
@@ -311,7 +311,7 @@ def partition(graph: Graph) -> Partition:
     return Partition(graph, groups, reasons)
 
 
-REDUCIBLE = frozenset({Op.SUM, Op.MEAN})
+REDUCIBLE = frozenset({Op.SUM, Op.MEAN, Op.VAR, Op.STD})
 
 
 def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[int, str],
@@ -345,7 +345,7 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
         return "the group has no reduction yet"
     if grp.row is not None:
         return f"the group does not end with a {grp.row.op} already"
-    if set(node.attrs) != {"axis", "keepdims"}:
+    if set(node.attrs) != ({"axis", "keepdims", "ddof"} if node.op in (Op.VAR, Op.STD) else {"axis", "keepdims"}):
         return "it has no other attribute"
     if node.output.type.dtype != v.type.dtype or v.type.dtype.kind != "f":
         return "it keeps its float32 or float64 operand's dtype"
@@ -354,6 +354,11 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
     if len(v.users) != 1 or any(out is v for out in graph.outputs):
         return "nothing else reads the value it reduces"
     ndim, axes = v.type.ndim, node.attrs["axis"]
+    if node.op in (Op.VAR, Op.STD):
+        count = v.type.size if axes is None or axes == tuple(range(ndim)) else v.type.shape[-1]
+        ddof = node.attrs["ddof"]
+        if type(ddof) is not int or not 0 <= ddof < count:
+            return "its ddof is an int from 0 to the count of values less one (NumPy warns otherwise)"
     if axes is None or axes == tuple(range(ndim)):
         if not all(_pattern(u.type.shape, grp.shape, 1) in ("full", "scalar") for u in grp.inputs):
             return "(over all axes) every operand of the group is whole arrays or single elements"
