@@ -58,7 +58,8 @@ class Group:
     kernel: cgen.CKernel | None = None
     """The generated C function, once the group is fused."""
     reduce: Node | None = None
-    """A ``sum`` or ``mean`` of one of the group's values that ends the group (see ``attach_reductions``)."""
+    """A ``sum``, ``mean``, ``var`` or ``std`` of one of the group's values that ends the group (see
+    ``attach_reductions``)."""
     reduce_split: int = 0
     """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
     row: Node | None = None
@@ -316,9 +317,10 @@ REDUCIBLE = frozenset({Op.SUM, Op.MEAN, Op.VAR, Op.STD})
 
 def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[int, str],
                       position: dict[int, int]) -> None:
-    """End a group with a ``sum`` or ``mean`` of one of its values, over the last axis or all axes: the kernel
-    computes each row's elements into a scratch row, then sums it the way NumPy's own reduction loop does
-    (``cgen.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit for bit."""
+    """End a group with a ``sum``, ``mean``, ``var`` or ``std`` of one of its values, over the last axis or all
+    axes: the kernel computes each row's elements into a scratch row, then sums it the way NumPy's own reduction
+    loop does (``cgen.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit
+    for bit (``var``/``std``: a second pass over the row sums the squared deviations from that mean)."""
     for node in graph.nodes:
         if node.op not in REDUCIBLE:
             continue

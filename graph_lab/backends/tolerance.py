@@ -5,7 +5,8 @@ the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the
 NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in
 [-10, 10], normal x 100, and +-e^u with u uniform in [-80, 80]); ``tests/test_fused.py`` measures it again and
 fails if a function does worse. Everything else a kernel computes (+ - * /, sqrt, comparisons, min/max, where,
-floor, casts) is bit for bit NumPy's, and so are the sums and means that end a group and the ``layer_norm``
+floor, casts) is bit for bit NumPy's, and so are the sums, means, variances and standard deviations that end a
+group and the ``layer_norm``
 row kernel (they follow NumPy's pairwise summation tree).
 
 The ``softmax`` and ``log_softmax`` row kernels (``rowgen``) call libmvec's ``exp`` on ``x - max(row)``, which is
