@@ -358,6 +358,39 @@ def test_fused_variances_propagate_nan_inf_and_refuse_a_ddof_without_values():
     assert not any(grp.reduce is not None for grp in compiled.kernels)
 
 
+def hand_written_layer_norm(x, w):
+    m = x.mean(-1, keepdims=True)
+    v = x.var(-1, keepdims=True)  # x is read by three nodes: the var is a kernel of its own, reading x
+    h = x @ w
+    return (x - m) / np.sqrt(v + 1e-5), h.std(axis=-1, ddof=1), h.var(), x.sum(-1)
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_variance_of_an_input_or_a_product_is_a_kernel_of_its_own_bit_for_bit(dtype):
+    for rows, n in [(3, 1), (5, 7), (4, 130), (2, 1000), (3, 4099)]:
+        g = trace(hand_written_layer_norm, {"x": ((rows, n), dtype), "w": ((n, 6), dtype)})
+        compiled = compile_graph(g, "fused", options=ALWAYS)
+        alone = [grp for grp in compiled.kernels if grp.nodes == [grp.reduce]]
+        assert sorted(str(grp.reduce.op) for grp in alone) == ["std", "var", "var"], compiled.partition.text()
+        assert re.search(r"%\d+ mean\s+-> codegen", compiled.partition.text()) and not any(
+            str(grp.reduce.op) in ("mean", "sum") for grp in alone)  # (one pass in NumPy already: left to it)
+        x = (RNG.standard_normal((rows, n)) * 10 ** RNG.uniform(-2, 2, (rows, n)) + 3).astype(dtype)
+        w = RNG.standard_normal((n, 6)).astype(dtype)
+        with np.errstate(all="ignore"):
+            assert_bits(compiled(x, w), [np.asarray(r) for r in hand_written_layer_norm(x, w)], f"{dtype} {n}")
+
+
+def test_the_cost_model_makes_a_large_variance_a_kernel_and_leaves_a_small_one():
+    def variance(x):
+        return x.var(axis=-1)
+
+    big, (decision,) = decision_for(variance, (4096, 1024))
+    assert decision.fuse and big.kernels[0].reduce is not None
+    small, (decision,) = decision_for(variance, (4, 8))
+    assert not decision.fuse and not small.kernels
+
+
 @needs_compiler
 def test_reductions_that_are_not_fused_say_why():
     def fn(x):

@@ -27,8 +27,11 @@ from .rowgen import ROW_OPS
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
-NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4, Op.VAR: 5, Op.STD: 6}
+NUMPY_CALLS = {Op.GELU: 9, Op.SIGMOID: 4, Op.VAR: 6, Op.STD: 7}
 """NumPy calls an op makes when not fused (its implementation's ufunc calls); 1 for the others."""
+SPREADS = frozenset({Op.VAR, Op.STD})
+"""Reductions that NumPy makes in several passes with temporaries (the mean, the deviations, their squares, their
+sum): worth a kernel of their own even over a value that no group computes (a graph input, a matmul's result)."""
 LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "expm1", Op.TANH: "tanh", Op.SIN: "sin",
                  Op.COS: "cos", Op.POW: "pow", Op.GELU: "tanh", Op.SIGMOID: "exp"}
 """The libm function an op calls once per element (the cost model measures each one)."""
@@ -119,7 +122,9 @@ class Group:
             k = NUMPY_CALLS.get(node.op, 1)
             calls += k
             moved = sum(nbytes(v) for v in node.inputs if v.type.weak is None) + nbytes(node.output)
-            numpy_bytes += moved if k == 1 else k * 2 * nbytes(node.output)
+            if node.op in SPREADS:  # a sum, a subtract and a square (each reading and writing), another sum
+                moved = 6 * nbytes(node.inputs[0])
+            numpy_bytes += moved if k == 1 or node.op in SPREADS else k * 2 * nbytes(node.output)
             function = LIBM_FUNCTION.get(node.op)
             libm += [function] if function else []
             arithmetic += k - (function is not None)
@@ -306,7 +311,7 @@ def partition(graph: Graph) -> Partition:
             groups.append(joined)
         _add(joined, node)
         group_of[id(node)] = joined
-    attach_reductions(graph, group_of, reasons, position)
+    attach_reductions(graph, group_of, reasons, position, groups)
     for i, grp in enumerate(groups):
         grp.index = i
     return Partition(graph, groups, reasons)
@@ -316,22 +321,31 @@ REDUCIBLE = frozenset({Op.SUM, Op.MEAN, Op.VAR, Op.STD})
 
 
 def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[int, str],
-                      position: dict[int, int]) -> None:
+                      position: dict[int, int], groups: list[Group]) -> None:
     """End a group with a ``sum``, ``mean``, ``var`` or ``std`` of one of its values, over the last axis or all
     axes: the kernel computes each row's elements into a scratch row, then sums it the way NumPy's own reduction
     loop does (``cgen.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit
-    for bit (``var``/``std``: a second pass over the row sums the squared deviations from that mean)."""
+    for bit (``var``/``std``: a second pass over the row sums the squared deviations from that mean). A ``var``
+    or ``std`` of a value no group computes is a group of its own, reading that value."""
     for node in graph.nodes:
         if node.op not in REDUCIBLE:
             continue
         v = node.inputs[0]
         grp = group_of.get(id(v.node))
         if grp is None:
-            continue  # (its reason stays: no group computes its operand)
-        why = _why_not_reduce(graph, grp, node, position)
-        if why is not None:
-            reasons[id(node)] = f"a reduction fuses into the group that computes its operand only if {why}"
-            continue
+            if node.op not in SPREADS:
+                continue  # (its reason stays: no group computes its operand)
+            grp = Group(-1, [], v.type.shape, set(range(1, v.type.ndim)), [v])
+            why = _why_not_reduce(graph, grp, node, position, external=True)
+            if why is not None:
+                reasons[id(node)] = f"a {node.op} of a value no group computes is a kernel of its own only if {why}"
+                continue
+            groups.append(grp)
+        else:
+            why = _why_not_reduce(graph, grp, node, position)
+            if why is not None:
+                reasons[id(node)] = f"a reduction fuses into the group that computes its operand only if {why}"
+                continue
         ndim = v.type.ndim
         grp.reduce_split = 0 if node.attrs["axis"] is None or ndim == 1 else ndim - 1
         grp.splits = {grp.reduce_split}
@@ -341,7 +355,10 @@ def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[in
         reasons.pop(id(node), None)
 
 
-def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, int]) -> str | None:
+def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, int],
+                    external: bool = False) -> str | None:
+    """Why ``node`` cannot end ``grp`` (None: it can). ``external``: ``grp`` is new and only reads the operand,
+    which others may read too."""
     v = node.inputs[0]
     if grp.reduce is not None:
         return "the group has no reduction yet"
@@ -353,8 +370,10 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
         return "it keeps its float32 or float64 operand's dtype"
     if v.type.size == 0:
         return "it reduces at least one element"
-    if len(v.users) != 1 or any(out is v for out in graph.outputs):
+    if not external and (len(v.users) != 1 or any(out is v for out in graph.outputs)):
         return "nothing else reads the value it reduces"
+    if external and not all(type(d) is int for d in v.type.shape):
+        return "its operand's sizes are static"
     ndim, axes = v.type.ndim, node.attrs["axis"]
     if node.op in (Op.VAR, Op.STD):
         count = v.type.size if axes is None or axes == tuple(range(ndim)) else v.type.shape[-1]
