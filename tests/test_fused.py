@@ -392,6 +392,24 @@ def test_the_cost_model_makes_a_large_variance_a_kernel_and_leaves_a_small_one()
 
 
 @needs_compiler
+def test_every_axis_spelled_as_a_tuple_is_one_reduction_not_one_per_row():
+    # Regression: axis=(0, 1) on a 2-D value is normalized to the tuple of every axis, which the kernel treated as
+    # "the last axis": one sum per row written into a one-element result, past its end (wrong values, then a
+    # crash). Under the cost model too, at a size where it fuses.
+    def every_axis(x):
+        return ((x * 2.0).sum(axis=(0, 1)), (x - 1.0).mean(axis=(1, 0), keepdims=True),
+                (x + 0.5).var(axis=(0, 1), ddof=1), (x * x).std(axis=(-2, -1)))
+
+    for shape, options in [((64, 32), ALWAYS), ((3, 5), ALWAYS), ((1024, 512), MODEL)]:
+        g = trace(every_axis, {"x": (shape, "float64")})
+        compiled = compile_graph(g, "fused", options=options)
+        assert [grp.split() for grp in compiled.kernels if grp.reduce is not None] == [0] * (
+            4 if options is ALWAYS else len(compiled.kernels))
+        x = RNG.standard_normal(shape)
+        assert_bits(compiled(x), [np.asarray(r) for r in every_axis(x)], f"{shape}")
+
+
+@needs_compiler
 def test_reductions_that_are_not_fused_say_why():
     def fn(x):
         h = x * 2.0

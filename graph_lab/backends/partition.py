@@ -346,8 +346,9 @@ def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[in
             if why is not None:
                 reasons[id(node)] = f"a reduction fuses into the group that computes its operand only if {why}"
                 continue
-        ndim = v.type.ndim
-        grp.reduce_split = 0 if node.attrs["axis"] is None or ndim == 1 else ndim - 1
+        ndim, axes = v.type.ndim, node.attrs["axis"]
+        # all axes, however they are spelled (None, or every axis: a normalized tuple), reduce to one value: one row
+        grp.reduce_split = 0 if axes is None or axes == tuple(range(ndim)) or ndim == 1 else ndim - 1
         grp.splits = {grp.reduce_split}
         grp.reduce = node
         grp.nodes.append(node)
