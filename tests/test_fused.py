@@ -410,6 +410,22 @@ def test_every_axis_spelled_as_a_tuple_is_one_reduction_not_one_per_row():
 
 
 @needs_compiler
+def test_a_comparison_that_numpy_makes_in_int64_stays_outside_kernels():
+    # Regression (found by running the fuzzer's programs with fuse="always"): a bool array compared with a Python
+    # int, or with an int64 array, compares in int64, which kernels do not compute in; making its kernel raised
+    # KeyError. Now the node says why and runs as NumPy.
+    def fn(b, i):
+        return np.greater_equal(b, 1), np.less(b, i), (b | b) == 0
+
+    g = trace(fn, {"b": ((64,), "bool"), "i": ((), "int64")})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    assert compiled.partition.text().count("compares in int64") == 3
+    b = RNG.uniform(size=64) < 0.5
+    i = np.asarray(1, np.int64)
+    assert_bits(compiled(b, i), [np.asarray(r) for r in fn(b, i)], "bool against int")
+
+
+@needs_compiler
 def test_reductions_that_are_not_fused_say_why():
     def fn(x):
         h = x * 2.0

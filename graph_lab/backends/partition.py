@@ -195,6 +195,8 @@ def why_not(node: Node) -> str | None:
         return "a scalar or empty result: nothing to loop over"
     if out.dtype not in cgen.C_TYPES:
         return f"computes in {out.dtype} (kernels compute in float32, float64, bool)"
+    if cgen.compute_dtype(node) not in cgen.C_TYPES:  # a comparison of a bool array with an int: in int64
+        return f"compares in {cgen.compute_dtype(node)} (kernels compute in float32, float64, bool)"
     if node.op in FLOAT_ONLY and out.dtype.kind != "f":
         return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
     for v in node.inputs:
