@@ -335,46 +335,41 @@ def _reduction_kernel(spec: KernelSpec, params, row_setup, body, names, used_mat
     out = next(k for k, o in enumerate(spec.outputs) if o is node.output)
     pointers = [p.split()[-1] for p in params[3:]]
     pointer_params = ", ".join(params[3:])
-    fill = [f"static inline void KNAME_fill(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
-            f"{ctype}* restrict buf) {{"]
-    fill += [f"  {line}" for line in row_setup]
-    fill += ["  #pragma omp simd", "  for (int64_t jj = 0; jj < n; jj++) {", "    int64_t j = j0 + jj;"]
-    fill += [f"    {line}" for line in body] + [f"    buf[jj] = {names[v]};", "  }", "}"]
     args = ", ".join(pointers)
-    pw = [f"static {ctype} KNAME_pw(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}) {{",
-          f"  if (n <= {PAIRWISE_BLOCK}) {{",
-          f"    {ctype} buf[{PAIRWISE_BLOCK}];",
-          f"    KNAME_fill(i, j0, n, inner, {args}, buf);",
-          f"    return gl_leaf_sum_{suffix}(buf, n);",
-          "  }",
-          "  int64_t n2 = n / 2;",
-          "  n2 -= n2 % 8;",
-          f"  return KNAME_pw(i, j0, n2, inner, {args}) + KNAME_pw(i, j0 + n2, n - n2, inner, {args});",
-          "}"]
+
+    def fill_and_sum(suffix_name: str, mean: str, store: list[str]) -> list[str]:
+        """``KNAME_fill<suffix>`` (elements j0 .. j0 + n of row i into ``buf``, through ``store``) and
+        ``KNAME_pw<suffix>`` (NumPy's summation tree over the row, filling a block at each leaf); ``mean``: an
+        extra parameter both take (the row's mean, for var's second pass), or ""."""
+        extra_param, extra_arg = (f", {ctype} {mean}", f", {mean}") if mean else ("", "")
+        lines = [f"static inline void KNAME_fill{suffix_name}(int64_t i, int64_t j0, int64_t n, int64_t inner, "
+                 f"{pointer_params}{extra_param}, {ctype}* restrict buf) {{"]
+        lines += [f"  {line}" for line in row_setup]
+        lines += ["  #pragma omp simd", "  for (int64_t jj = 0; jj < n; jj++) {", "    int64_t j = j0 + jj;"]
+        lines += [f"    {line}" for line in (body if not mean else [b for b in body if not b.startswith("out")])]
+        lines += [f"    {line}" for line in store] + ["  }", "}"]
+        lines += [f"static {ctype} KNAME_pw{suffix_name}(int64_t i, int64_t j0, int64_t n, int64_t inner, "
+                  f"{pointer_params}{extra_param}) {{",
+                  f"  if (n <= {PAIRWISE_BLOCK}) {{",
+                  f"    {ctype} buf[{PAIRWISE_BLOCK}];",
+                  f"    KNAME_fill{suffix_name}(i, j0, n, inner, {args}{extra_arg}, buf);",
+                  f"    return gl_leaf_sum_{suffix}(buf, n);",
+                  "  }",
+                  "  int64_t n2 = n / 2;",
+                  "  n2 -= n2 % 8;",
+                  f"  return KNAME_pw{suffix_name}(i, j0, n2, inner, {args}{extra_arg}) + "
+                  f"KNAME_pw{suffix_name}(i, j0 + n2, n - n2, inner, {args}{extra_arg});",
+                  "}"]
+        return lines
+
+    functions = fill_and_sum("", "", [f"buf[jj] = {names[v]};"])
     total = f"(({ctype})0 + KNAME_pw(i, 0, inner, inner, {args}))"  # NumPy starts from the identity, 0
     if node.op == Op.MEAN:  # np.mean divides the sum by the count in double, then rounds to the dtype
         total = f"({ctype})((double){total} / (double)inner)"
     if node.op in (Op.VAR, Op.STD):
         # np.var: the mean as np.mean makes it, then the sum (same tree) of the squared deviations, computed in
         # the dtype as NumPy's subtract and square do, divided by (count - ddof) in double; np.std: its sqrt.
-        fill += [f"static inline void KNAME_fill2(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
-                 f"{ctype} mean, {ctype}* restrict buf) {{"]
-        fill += [f"  {line}" for line in row_setup]
-        fill += ["  #pragma omp simd", "  for (int64_t jj = 0; jj < n; jj++) {", "    int64_t j = j0 + jj;"]
-        fill += [f"    {line}" for line in body if not line.startswith("out")]
-        fill += [f"    {ctype} dev = {names[v]} - mean;", "    buf[jj] = dev * dev;", "  }", "}"]
-        pw += [f"static {ctype} KNAME_pw2(int64_t i, int64_t j0, int64_t n, int64_t inner, {pointer_params}, "
-               f"{ctype} mean) {{",
-               f"  if (n <= {PAIRWISE_BLOCK}) {{",
-               f"    {ctype} buf[{PAIRWISE_BLOCK}];",
-               f"    KNAME_fill2(i, j0, n, inner, {args}, mean, buf);",
-               f"    return gl_leaf_sum_{suffix}(buf, n);",
-               "  }",
-               "  int64_t n2 = n / 2;",
-               "  n2 -= n2 % 8;",
-               f"  return KNAME_pw2(i, j0, n2, inner, {args}, mean) + KNAME_pw2(i, j0 + n2, n - n2, inner, {args}, "
-               f"mean);",
-               "}"]
+        functions += fill_and_sum("2", "mean", [f"{ctype} dev = {names[v]} - mean;", "buf[jj] = dev * dev;"])
         squares = f"(({ctype})0 + KNAME_pw2(i, 0, inner, inner, {args}, mean))"
         variance = f"({ctype})((double){squares} / (double)(inner - {int(node.attrs['ddof'])}))"
         result = f"__builtin_{c_function('sqrt', ctype)}({variance})" if node.op == Op.STD else variance
@@ -384,7 +379,7 @@ def _reduction_kernel(spec: KernelSpec, params, row_setup, body, names, used_mat
     else:
         main = ["  for (int64_t i = begin; i < end; i++) {", f"    out{out}[i] = {total};", "  }"]
     signature = f"({', '.join(params)})"
-    text = "\n".join(fill + [""] + pw) + "\n"
+    text = "\n".join(functions) + "\n"
     declarations = math_declarations(used_math, text, vector_math)
     declarations += (PAIRWISE_LEAF.format(t=ctype, s=suffix),)
     name = "k_" + hashlib.sha256((signature + text + "\n".join(main) + str(vector_math)).encode()).hexdigest()[:20]

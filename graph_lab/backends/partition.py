@@ -367,7 +367,7 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
         return "the group has no reduction yet"
     if grp.row is not None:
         return f"the group does not end with a {grp.row.op} already"
-    if set(node.attrs) != ({"axis", "keepdims", "ddof"} if node.op in (Op.VAR, Op.STD) else {"axis", "keepdims"}):
+    if set(node.attrs) != ({"axis", "keepdims", "ddof"} if node.op in SPREADS else {"axis", "keepdims"}):
         return "it has no other attribute"
     if node.output.type.dtype != v.type.dtype or v.type.dtype.kind != "f":
         return "it keeps its float32 or float64 operand's dtype"
@@ -378,7 +378,7 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
     if external and not all(type(d) is int for d in v.type.shape):
         return "its operand's sizes are static"
     ndim, axes = v.type.ndim, node.attrs["axis"]
-    if node.op in (Op.VAR, Op.STD):
+    if node.op in SPREADS:
         count = v.type.size if axes is None or axes == tuple(range(ndim)) else v.type.shape[-1]
         ddof = node.attrs["ddof"]
         if type(ddof) is not int or not 0 <= ddof < count:
