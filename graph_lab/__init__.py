@@ -36,7 +36,7 @@ from .ops import Op
 __all__ = [
     "F", "trace", "script", "make_graph", "Spec", "Dim", "SymInt", "SymFloat", "ShapeGuard",
     "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
-    "ExplainReport", "GraphBreak", "RecompileLimitWarning", "set_logs", "parse", "save", "load", "view",
+    "ExplainReport", "GraphBreak", "RecompileLimitWarning", "FrozenRandomWarning", "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select", "compile_graph",
     "CompiledGraph", "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
@@ -52,7 +52,7 @@ _ON_FIRST_USE = {
     "script": "frontends.script", "view": "viewer", "replace_pattern": "passes.rewrite",
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
     "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
-    "simplify": "passes.simplify", "parse": "ir.parser", "load": "ir.serialize", "save": "ir.serialize",
+    "simplify": "passes.simplify", "FrozenRandomWarning": "frontends.randomness", "parse": "ir.parser", "load": "ir.serialize", "save": "ir.serialize",
 }
 
 

@@ -38,9 +38,13 @@ def _random_noise(x):
 
 def test_trace_freezes_random_numbers_drawn_at_trace_time():
     # The trap: NumPy's random calls do not see the stand-in, so they run once while tracing and the draw
-    # becomes a constant. Every run of the graph adds the same noise; eager draws new noise each call.
-    g = trace(_random_noise, {"x": (4,)})
+    # becomes a constant. Every run of the graph adds the same noise; eager draws new noise each call. trace
+    # refuses it by default, and freezes it with a FrozenRandomWarning when specializing is asked for.
+    with pytest.raises(graph_lab.TraceError, match="random draw"):
+        trace(_random_noise, {"x": (4,)})
     zeros = np.zeros(4)
+    with pytest.warns(graph_lab.FrozenRandomWarning):
+        g = trace(_random_noise, {"x": (4,)}, mode="specialize", example={"x": zeros})
     np.testing.assert_array_equal(run(g, {"x": zeros})[0], run(g, {"x": zeros})[0])
     assert not np.array_equal(_random_noise(zeros), _random_noise(zeros))
 

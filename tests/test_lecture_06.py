@@ -91,6 +91,10 @@ def test_demo5_random_draws(demos):
     assert rows["eager"][:2] == ["3", "是"]
     assert rows["trace"] == ["1", "否", "不等价"]
     assert rows["graph_lab.compile"] == ["3", "是", "等价"]
+    assert find_line(demos[5], r"trace（默认 mode='error'）：(\S+?)：random draw").group(1) == "TraceError"
+    warned = int(find_line(demos[5], r"FrozenRandomWarning (\d+) 次").group(1))
+    assert warned == 1
+    assert int(find_text(demos[5], r"但发出\s*(\d+)\s*次警告").group(1)) == warned
     obs = find_text(demos[5], r"3\s*次调用只有\s*(\d+)\s*种输出.*真正调用它：(\d+)\s*种输出")
     assert (obs.group(1), obs.group(2)) == (rows["trace"][0], rows["graph_lab.compile"][0])
 

@@ -32,6 +32,7 @@ from ..ir.symbolic import SymbolicValue
 from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
 from . import pytree
+from .randomness import watching_random
 from .recorder import Recorder
 from .tensor import Storage, Tensor
 
@@ -391,13 +392,14 @@ def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     """Call ``fn`` on the stand-ins, then make its results the graph's outputs and remove dead code."""
     graph = tracer.graph
     env = tracer.shape_env
-    if env is None and shape_env_in_use() is None:
-        # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is already
-        # set, so the function is called without it.
-        set_outputs(tracer, graph, fn(*args))
-    else:
-        with using(env):  # shape rules consult this capture's sizes
+    with watching_random(getattr(tracer, "mode", "error"), fn):  # a draw at trace time would be frozen
+        if env is None and shape_env_in_use() is None:
+            # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is
+            # already set, so the function is called without it.
             set_outputs(tracer, graph, fn(*args))
+        else:
+            with using(env):  # shape rules consult this capture's sizes
+                set_outputs(tracer, graph, fn(*args))
     if not nothing_dead(graph):
         graph.remove_dead_code()
     return graph

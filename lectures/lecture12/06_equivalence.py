@@ -13,7 +13,7 @@ graph_lab.equivalence 里的 isomorphic / structural_hash、counterexample、che
 演示 3：数值等价：float32 里换一种加法顺序（(W1 @ W2) @ x 和 W1 @ (W2 @ x)、顺序求和和两两求和），
         和 float64 参考值比，谁更准；容差表怎么判，float64 裁判怎么判。
 演示 4：语义等价：print、list.append、属性赋值——trace 丢掉，compile 每次都照做。
-演示 5：随机操作：trace 把随机数冻成常量；compile 每次都真正抽样，随机数生成器前进得和 eager 一样。
+演示 5：随机操作：trace 默认拒绝随机抽样，特化时把随机数冻成常量并警告；compile 每次都真正抽样，生成器前进得和 eager 一样。
 演示 6：差分测试：随机生成程序，用每一种"抓图方式 × pass 流水线 × 后端"跑，和 eager 比（Csmith / NNSmith 的做法）。
 
 【运行】python3 06_equivalence.py        （几秒）
@@ -258,7 +258,17 @@ def demo5_random():
     print_header("演示 5：随机操作：抽样也是副作用")
     x = np.zeros(3)
     rows = []
-    graph = graph_lab.trace(noisy, {"x": (3,)})
+    try:
+        graph_lab.trace(noisy, {"x": (3,)})  # 默认 mode="error"
+        refused = "没有拒绝"
+    except graph_lab.TraceError as e:
+        refused = f"TraceError：{str(e).split(', so')[0]}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        graph = graph_lab.trace(noisy, {"x": (3,)}, mode="specialize", example={"x": x})
+    frozen = sum(issubclass(w.category, graph_lab.FrozenRandomWarning) for w in caught)
+    print(f"trace（默认 mode='error'）：{refused}")
+    print(f"trace（mode='specialize'）：照样追踪，发出 FrozenRandomWarning {frozen} 次\n")
     compiled = graph_lab.compile(noisy)
     for label, run in (("eager", noisy), ("trace", lambda x: graph_lab.run(graph, {"x": x})[0]),
                        ("graph_lab.compile", compiled)):
@@ -277,6 +287,8 @@ def demo5_random():
     print_observations([
         "随机操作让\"相同输入相同输出\"本身不成立：eager 每次调用都得到新的噪声。等价要重新定义：同样的随机数"
         "生成器状态下得到同样的结果，并且生成器前进得一样——check 把生成器的状态当作函数的状态保存、恢复和比较。",
+        f"默认的 mode='error' 下，trace 发现追踪期间随机数生成器前进了，直接拒绝；mode='specialize' 照样追踪，"
+        f"但发出 {frozen} 次警告（FrozenRandomWarning）。"
         f"trace 在追踪时抽了一次样，把那组数冻成了图里的常量：3 次调用只有 {rows[1][1]} 种输出，生成器也不再前进。"
         f"compile 把 rng.standard_normal 当成副作用，在那里切断图、真正调用它：{rows[2][1]} 种输出，和 eager 逐位相同。",
     ])
