@@ -243,7 +243,10 @@ def calls_per_round(fn: Callable[[], object], seconds: float = 0.02) -> int:
 def run_bench(args: argparse.Namespace) -> int:
     import graph_lab
     from .console import print_table
+    from .backends.compiled import BACKENDS
     from .equivalence.compare import compare
+    if args.backend not in BACKENDS:
+        raise UsageError(f"unknown backend {args.backend!r}: choose one of {', '.join(BACKENDS)}")
     target = Target(args)
     compiled = graph_lab.compile(target.fn, backend=args.backend)
     want, got = target.call(target.fn), target.call(compiled)  # (the compiled function's first call captures)

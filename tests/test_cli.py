@@ -37,6 +37,10 @@ MODEL = textwrap.dedent('''\
         return 1
 
 
+    def noisy(x):  # a new random generator on each call: no two calls agree, eager or compiled
+        return x + np.random.default_rng().standard_normal(x.shape)
+
+
     NOT_A_FUNCTION = 3
 
     if __name__ == "__main__":
@@ -161,6 +165,13 @@ def test_bench_times_eager_and_compiled_and_checks_the_result_first(project):
     assert "results: bit for bit eager NumPy's" in out.stdout
 
 
+def test_bench_refuses_to_time_a_function_whose_compiled_result_differs(project):
+    out = graph_lab_command("bench", "proj/model.py:noisy", "--shapes", "x=4", cwd=project)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("graph-lab bench: the compiled function's result differs from eager NumPy's, so "
+                                 "no time is reported: output: worst element at")
+
+
 def test_lectures_runs_the_scripts_of_the_checkout(project):
     out = graph_lab_command("lectures", "04", cwd=project)
     assert out.returncode == 0, out.stderr
@@ -186,7 +197,7 @@ MISTAKES = [
     (["ir", "proj/missing.py:mlp", "--shapes", "x=4"], "no file 'proj/missing.py': give the path of the Python file"),
     (["ir", "proj/model.py", "--shapes", "x=4"], "'proj/model.py' does not name a function: write FILE.py:FUNC"),
     (["ir", "proj/model.py:mpl", "--shapes", "x=4"], "proj/model.py defines no function 'mpl'; the functions it "
-                                                     "defines: branchy, mlp, no_tensor_work"),
+                                                     "defines: branchy, mlp, no_tensor_work, noisy"),
     (["ir", "proj/model.py:NOT_A_FUNCTION"], "proj/model.py:NOT_A_FUNCTION is not a function but a value of type int"),
     (["explain", "proj/model.py:mlp", "--shapes", "x=4,a", "w=8,16"], "bad shape 'x=4,a': write NAME=SIZES"),
     (["view", "proj/model.py:mlp", "--shapes", "x=4,-8", "w=8,16"], "bad shape 'x=4,-8': write NAME=SIZES"),
@@ -199,6 +210,8 @@ MISTAKES = [
     (["ir", "proj/model.py:mlp", "--shapes", "x=4,8", "w=8,16", "y=3"], "mlp(x, w, scale) has no parameter 'y'"),
     (["ir", "proj/model.py:no_tensor_work", "--shapes", "x=3", "--capture", "compile"],
      "compiling proj/model.py:no_tensor_work captured no graph"),
+    (["bench", "proj/model.py:mlp", "--shapes", "x=4,8", "w=8,16", "--backend", "gpu"],
+     "unknown backend 'gpu': choose one of interpret, codegen, fused, auto"),
     (["lectures", "99"], "no lecture script starts with '99'; the scripts: 02_script.py"),
 ]
 
