@@ -1,6 +1,7 @@
 """The logging switch (``GRAPH_LAB_LOGS`` and ``set_logs`` take the same names) and the warnings graph_lab
 raises, each of which must point at the user's line (``stacklevel``), not at graph_lab's own code."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -121,3 +122,17 @@ def test_user_stacklevel_counts_past_every_graph_lab_frame():
     """The helper itself: called from this file (not graph_lab's), it names this very frame."""
     from graph_lab.ir.source import user_stacklevel
     assert user_stacklevel() == 1
+
+
+def test_every_warning_graph_lab_raises_computes_its_stacklevel():
+    """A count written by hand goes stale as calls move (the fused fallback's `stacklevel=4` once named
+    backends/compiled.py): each `warnings.warn` call in graph_lab passes `stacklevel=user_stacklevel()`."""
+    calls = []
+    for path in sorted((REPO / "graph_lab").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "warnings.warn":
+                levels = [ast.unparse(k.value) for k in node.keywords if k.arg == "stacklevel"]
+                calls.append((f"{path.relative_to(REPO)}:{node.lineno}", levels))
+    assert len(calls) >= 3, calls  # the fused fallback, the recompile limit, GRAPH_LAB_LOGS
+    assert all(levels == ["user_stacklevel()"] for _, levels in calls), calls
