@@ -1,25 +1,44 @@
-"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs,passes,kernels`` (or
-``set_logs(...)``).
+"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs,passes,kernels`` or
+``GRAPH_LAB_LOGS=all`` (or ``set_logs(...)``).
 
-Read once, here; everything else calls ``emit(topic, message)``.
+Read once, here; everything else calls ``emit(topic, message)``. The variable and ``set_logs`` take the same
+names; a name that is not a topic makes ``set_logs`` raise, and the variable (read at import, where raising
+would stop every program) warn and skip it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
+
+from .ir.source import user_stacklevel
 
 TOPICS = ("graph_breaks", "guards", "recompiles", "graphs", "passes", "kernels")
+ALL = "all"
+"""The name that turns every topic on."""
 _enabled: set[str] = set()
 
 
+def _known_and_unknown(topics) -> tuple[set[str], list[str]]:
+    """The topics the names turn on (``all`` means every one), and the names that are not topics."""
+    unknown = [t for t in topics if t not in TOPICS and t != ALL]
+    known = set(TOPICS) if ALL in topics else {t for t in topics if t in TOPICS}
+    return known, unknown
+
+
+def _unknown_message(unknown: list[str]) -> str:
+    return f"unknown log topics {unknown}; known: {', '.join(TOPICS)}, or {ALL} for every one"
+
+
 def set_logs(*topics: str) -> None:
-    """Turn on logging of these topics (and off the others). ``set_logs()`` turns all off."""
-    unknown = [t for t in topics if t not in TOPICS]
+    """Turn on logging of these topics (and off the others); ``set_logs("all")`` turns every topic on and
+    ``set_logs()`` all off. An unknown name raises ``ValueError`` listing the known ones."""
+    known, unknown = _known_and_unknown(topics)
     if unknown:
-        raise ValueError(f"unknown log topics {unknown}; known: {', '.join(TOPICS)}")
+        raise ValueError(_unknown_message(unknown))
     _enabled.clear()
-    _enabled.update(topics)
+    _enabled.update(known)
 
 
 def on(topic: str) -> bool:
@@ -32,4 +51,14 @@ def emit(topic: str, message: str) -> None:
         print(f"[graph_lab:{topic}] {message}", file=sys.stderr)
 
 
-set_logs(*[t.strip() for t in os.environ.get("GRAPH_LAB_LOGS", "").split(",") if t.strip() in TOPICS])
+def read_environment(value: str) -> None:
+    """Turn on the topics named in ``value`` (``GRAPH_LAB_LOGS``'s text): warn about names that are not
+    topics and log the others."""
+    known, unknown = _known_and_unknown([t.strip() for t in value.split(",") if t.strip()])
+    if unknown:
+        warnings.warn(f"GRAPH_LAB_LOGS: {_unknown_message(unknown)}; logging the known ones only",
+                      stacklevel=user_stacklevel())
+    set_logs(*known)
+
+
+read_environment(os.environ.get("GRAPH_LAB_LOGS", ""))

@@ -34,6 +34,7 @@ from .. import logs
 from ..errors import GraphExecutionError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
+from ..ir.source import user_stacklevel
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
 from .options import FusedFallbackWarning, FusedOptions
@@ -72,7 +73,7 @@ def _engine(options: FusedOptions) -> _Engine:
 def _warn_once(cause: str, message: str) -> None:
     if cause not in _warned:
         _warned.add(cause)
-        warnings.warn(message, FusedFallbackWarning, stacklevel=4)
+        warnings.warn(message, FusedFallbackWarning, stacklevel=user_stacklevel())
 
 
 def _second_thread() -> ThreadPoolExecutor:

@@ -321,6 +321,15 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {self.count()} ops, {len(self.input_nodes)} inputs>"
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's pretty printer (a notebook's text output) shows the IR text, as ``print(g)`` does."""
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the viewer's drawing inline (loading nothing), then the IR text and guards, folded."""
+        from ..viewer.notebook import graph_html  # the viewer is a higher layer, imported when a notebook asks
+        return graph_html(self)
+
     # --- derived graphs
 
     def extract(self, outputs: list[Value], name: str | None = None, cut: dict[Value, str] | None = None) -> "Graph":

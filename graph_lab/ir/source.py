@@ -12,6 +12,9 @@ import numpy as np
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _SKIP_PREFIXES = (_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep)
+# The code graph_lab generates and runs: a graph (backends/pycode.py), a compiled function's guards and its
+# cache-hit path (frontends/dynamo/guards.py, fastpath.py). Not the user's, though it has no file in graph_lab.
+_GENERATED_FILENAMES = ("<graph_lab generated>", "<graph_lab guards>", "<graph_lab fast path>")
 _skip_cache: dict[str, bool] = {}
 
 
@@ -55,7 +58,8 @@ class ParsedLoc(SourceLoc):
 def _is_internal(filename: str) -> bool:
     hit = _skip_cache.get(filename)
     if hit is None:
-        hit = filename.startswith(_SKIP_PREFIXES) or filename.startswith("<frozen")
+        hit = filename.startswith(_SKIP_PREFIXES) or filename.startswith("<frozen") or \
+            filename in _GENERATED_FILENAMES
         _skip_cache[filename] = hit
     return hit
 
@@ -85,3 +89,24 @@ def user_location(skip: int = 1) -> SourceLoc | None:
             return loc
         frame = frame.f_back
     return None
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` call that makes the warning point at the user's line.
+
+    Pass it straight in (``warnings.warn(message, Category, stacklevel=user_stacklevel())``): level 1 is the frame
+    that calls ``warnings.warn``, and each frame of graph_lab or NumPy above it adds one, except the import
+    machinery's, which ``warnings`` does not count either. How deep inside graph_lab a warning is raised changes
+    as the code changes; a count written by hand would go stale. When no frame is the user's (the ``graph-lab``
+    command), the outermost frame is named."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+        if not _is_import_machinery(frame.f_code.co_filename):
+            level += 1
+    return level
+
+
+def _is_import_machinery(filename: str) -> bool:
+    """The frames ``warnings.warn`` steps over when it counts ``stacklevel`` (CPython's own rule)."""
+    return "importlib" in filename and "_bootstrap" in filename

@@ -146,7 +146,7 @@ def _swatch(name: str, kind: str, colours: tuple[str, str, str]) -> str:
             f'<text x="29" y="9" fill="{text}">{name}</text></svg>')
 
 
-def _guard_items(graph: Graph) -> list[str]:
+def guard_items(graph: Graph) -> list[str]:
     """The conditions under which ``graph`` may be reused: input types first, then value guards."""
     items = [f'<li class="guard input-guard"><code>{escape(name)}</code> is <code>{escape(t)}</code></li>'
              for name, t in graph.input_types().items()]
@@ -163,7 +163,7 @@ def _guard_items(graph: Graph) -> list[str]:
     return items
 
 
-def _ops(graph: Graph) -> str:
+def ops_text(graph: Graph) -> str:
     count = graph.count()
     return f"{count} op{'s' if count != 1 else ''}"
 
@@ -181,7 +181,7 @@ def page_html(graphs: list[Graph], title: str | None = None) -> str:
             sections.append('<div class="graph-break" role="separator"><span>graph break</span> the capture '
                             'stopped here (Python needed a value, so the graph above ran); the next graph starts '
                             'below</div>')
-        heading = f"graph {escape(graph.name)} <small>{_ops(graph)}</small>"
+        heading = f"graph {escape(graph.name)} <small>{ops_text(graph)}</small>"
         if len(graphs) > 1:
             heading = f'<span class="run">run {run + 1}</span> ' + heading
         if id(graph) in drawn:
@@ -193,7 +193,7 @@ def page_html(graphs: list[Graph], title: str | None = None) -> str:
                         f'<div class="canvas">{graph_svg(graph, f"g{run}")}</div>\n'
                         f"<details><summary>graph_lab IR</summary><pre>{escape(graph)}</pre></details></section>")
         guard_sections.append(f'<h3>graph {escape(graph.name)}{f" (run {run + 1})" if len(graphs) > 1 else ""}'
-                              f'</h3><ul>{"".join(_guard_items(graph)) or "<li>none</li>"}</ul>')
+                              f'</h3><ul>{"".join(guard_items(graph)) or "<li>none</li>"}</ul>')
     distinct = list({id(g): g for g in graphs}.values())
     n_nodes = sum(len(g.nodes) for g in distinct)
     n_guards = sum(len(g.guards) for g in distinct)

@@ -59,6 +59,11 @@ class ExplainReport:
             lines.append(f"  cache hits take the general path: {self.fast_path}")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the report with each graph drawn (the viewer's drawing, inline, loading nothing)."""
+        from ...viewer.notebook import explain_html  # the viewer is a higher layer, imported when a notebook asks
+        return explain_html(self)
+
 
 def explain(fn):
     """``explain(fn)(*args, **kwargs)`` -> ExplainReport (``fn`` may be anything ``compile`` takes, or what it

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...errors import GraphLabError
 from ...ir.shape_env import in_use, using
+from ...ir.source import user_stacklevel
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
@@ -261,7 +262,7 @@ class CompiledFunction:
         self._set_fast_path(None, "the function runs eagerly (recompile limit)")
         warnings.warn(f"graph_lab.compile: {self.fn.__qualname__} hit recompile_limit={self.recompile_limit}; "
                       f"it runs eagerly from now on. Last reason: {self.eager_fallback}. Mark varying sizes "
-                      f"dynamic or raise recompile_limit", RecompileLimitWarning, stacklevel=4)
+                      f"dynamic or raise recompile_limit", RecompileLimitWarning, stacklevel=user_stacklevel())
 
     # --- capture
 
