@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.source import user_location
+from ..ir.source import user_location, user_stacklevel
 
 
 class FrozenRandomWarning(UserWarning):
@@ -60,10 +60,7 @@ def _check_draw(full_name: str) -> None:
             f"function and pass the values in as an input (or trace with mode='specialize' to freeze them on purpose)")
     message = (f"{full_name} ran while tracing at {where}: its values are frozen into the graph as a constant "
                f"(every run reuses them); pass random values in as an input to draw new ones per run")
-    if loc is None:
-        warnings.warn(message, FrozenRandomWarning, stacklevel=3)
-    else:
-        warnings.warn_explicit(message, FrozenRandomWarning, loc.filename, loc.lineno)
+    warnings.warn(message, FrozenRandomWarning, stacklevel=user_stacklevel())
 
 
 def _watched(full_name: str, draw):
