@@ -14,7 +14,16 @@ _enabled: set[str] = set()
 
 
 def set_logs(*topics: str) -> None:
-    """Turn on logging of these topics (and off the others). ``set_logs()`` turns all off."""
+    """Turn on logging of these topics (and off the others); each event is printed to stderr as it happens.
+
+    Parameters:
+        *topics: names from ``TOPICS``: ``"graph_breaks"``, ``"guards"``, ``"recompiles"``, ``"graphs"``,
+            ``"passes"``, ``"kernels"``. ``set_logs()`` turns all off. The environment variable
+            ``GRAPH_LAB_LOGS`` (comma-separated topics) sets the same switch at import.
+
+    Raises:
+        ValueError: an unknown topic, naming the known ones.
+    """
     unknown = [t for t in topics if t not in TOPICS]
     if unknown:
         raise ValueError(f"unknown log topics {unknown}; known: {', '.join(TOPICS)}")
