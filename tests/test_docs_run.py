@@ -4,8 +4,8 @@ The convention every page follows (also in docs/writing_docs.md):
 
 - Every ```python block runs, unless its info string is ```python fragment or its first line is
   ``# fragment``: a fragment shows a piece of code that needs context the page does not give.
-- The blocks of one page run in order, in one fresh interpreter, in one temporary folder, sharing one
-  namespace: a later block may use what an earlier one defined.
+- The blocks of one page run in order, in a temporary folder of the page's own, sharing one namespace: a later
+  block may use what an earlier one defined. (All pages run in one fresh interpreter, so imports are paid once.)
 - Each block is written to a file of its own and run from it, so source lines in the output name that file.
   The file name is the one the text gives when the paragraph right before the block says "save as `X.py`"
   (or "saved as"); otherwise it is ``<page>_<n>.py``.
@@ -14,8 +14,9 @@ The convention every page follows (also in docs/writing_docs.md):
   number of lines, and ``...`` inside a line for any text on that line (timings, machine-dependent figures);
   trailing spaces do not count.
 
-Run as a script (``python tests/test_docs_run.py --child SPEC.json``) this file is the child that runs one page's
-blocks and writes what each printed into a JSON file next to the spec.
+Run as a script (``python tests/test_docs_run.py --child SPEC.json``) this file is the child that runs the pages'
+blocks, each page in a folder and namespace of its own, and writes what each block printed into a JSON file
+next to the spec.
 """
 
 from __future__ import annotations
@@ -103,41 +104,51 @@ def matches(expected: str, actual: str) -> bool:
     return re.fullmatch("".join(parts), actual) is not None
 
 
-def run_page(page: Path) -> list[tuple[Block, str, str | None]]:
-    """Run one page's blocks in a fresh interpreter; (block, printed text, traceback or None) for each run."""
-    blocks = blocks_of(page)
+def run_pages(pages: list[Path]) -> dict[str, list[tuple[Block, str, str | None]]]:
+    """Run each page's blocks (one fresh folder and namespace per page, all pages in one fresh interpreter, so
+    NumPy and graph_lab are imported once); page name -> (block, printed text, traceback or None) per block."""
+    blocks = {page.name: blocks_of(page) for page in pages}
     with tempfile.TemporaryDirectory(prefix="graph_lab_docs_") as folder:
         spec = Path(folder) / "spec.json"
-        spec.write_text(json.dumps([[b.filename, b.code] for b in blocks]))
+        spec.write_text(json.dumps({name: [[b.filename, b.code] for b in page_blocks]
+                                    for name, page_blocks in blocks.items()}))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                    PYTHONIOENCODING="utf-8", PYTHONHASHSEED="0")
         env.pop("GRAPH_LAB_LOGS", None)
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(spec)], cwd=folder,
-                              env=env, capture_output=True, text=True, encoding="utf-8", timeout=300)
+                              env=env, capture_output=True, text=True, encoding="utf-8", timeout=600)
         results_file = spec.with_suffix(".out.json")
         if not results_file.exists():
-            raise AssertionError(f"the docs runner failed for {page.name}:\n{done.stderr}")
+            raise AssertionError(f"the docs runner failed:\n{done.stderr}")
         results = json.loads(results_file.read_text())
-    return [(block, printed, error) for block, (printed, error) in zip(blocks, results)]
+    return {name: [(block, printed, error) for block, (printed, error) in zip(blocks[name], results.get(name, []))]
+            for name in blocks}
 
 
 def _child(spec_path: str) -> None:
-    """Run each block from its own file, in order, in one namespace; a block that raises does not stop the next
-    (so one failure does not hide the state of the rest of the page)."""
+    """Run each page's blocks from their own files, in order, in one namespace per page; a block that raises does
+    not stop the next (so one failure does not hide the state of the rest of the page)."""
     spec = json.loads(Path(spec_path).read_text())
-    namespace: dict = {"__name__": "__main__"}
-    results = []
-    for filename, code in spec:
-        path = Path.cwd() / filename
-        path.write_text(code, encoding="utf-8")
-        printed = io.StringIO()
-        error = None
-        try:
-            with redirect_stdout(printed):
-                exec(compile(code, str(path), "exec"), namespace)
-        except BaseException:  # noqa: BLE001 -- a block's failure is reported, not raised
-            error = traceback.format_exc()
-        results.append([printed.getvalue(), error])
+    results: dict[str, list] = {}
+    home = Path.cwd()
+    for page, blocks in spec.items():
+        folder = home / page.replace(".", "_")
+        folder.mkdir()
+        os.chdir(folder)
+        namespace: dict = {"__name__": "__main__"}
+        results[page] = []
+        for filename, code in blocks:
+            path = folder / filename
+            path.write_text(code, encoding="utf-8")
+            printed = io.StringIO()
+            error = None
+            try:
+                with redirect_stdout(printed):
+                    exec(compile(code, str(path), "exec"), namespace)
+            except BaseException:  # noqa: BLE001 -- a block's failure is reported, not raised
+                error = traceback.format_exc()
+            results[page].append([printed.getvalue(), error])
+    os.chdir(home)
     Path(spec_path).with_suffix(".out.json").write_text(json.dumps(results))
 
 
@@ -146,9 +157,13 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
 else:
     import pytest
 
+    @pytest.fixture(scope="module")
+    def page_results():
+        return run_pages(PAGES)
+
     @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-    def test_page_examples_run_and_print_what_the_text_shows(page: Path):
-        results = run_page(page)
+    def test_page_examples_run_and_print_what_the_text_shows(page: Path, page_results):
+        results = page_results[page.name]
         problems = []
         for block, printed, error in results:
             where = f"{block.page}:{block.line} ({block.filename})"
