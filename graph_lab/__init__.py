@@ -8,10 +8,11 @@ structural_hash) and ``graph_lab.testing`` (the random program generator and the
 The bytecode frontend (``compile``, ``explain``), ``script``, the passes and backends (``compile_graph``,
 ``run_pipeline``, ``simplify``, ``replace_pattern``, ``cond_to_select``), ``parse``, ``save``/``load`` and ``view``
 are imported on first use (``__getattr__`` below), so that ``import graph_lab`` loads only what capturing and
-running a graph needs.
+running a graph needs. ``__version__`` is read from the installed package's metadata on first use.
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from .backends.options import FusedFallbackWarning, FusedOptions
 from .backends.interpret import run
@@ -43,7 +44,21 @@ __all__ = [
     "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
     "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
 ]
-__version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what _ON_FIRST_USE loads lazily, spelled out for type checkers (never run)
+    from .backends.compiled import CompiledGraph, compile_graph
+    from .frontends.dynamo.explain import ExplainReport, explain
+    from .frontends.dynamo.runtime import CompiledFunction, GraphBreak, RecompileLimitWarning, compile
+    from .frontends.script import script
+    from .ir.parser import parse
+    from .ir.serialize import load, save
+    from .passes.cond_to_select import cond_to_select
+    from .passes.manager import PIPELINES, run_pipeline
+    from .passes.rewrite import replace_pattern
+    from .passes.simplify import simplify
+    from .viewer import view
+
+    __version__: str
 
 _ON_FIRST_USE = {
     "compile": "frontends.dynamo.runtime", "CompiledFunction": "frontends.dynamo.runtime",
@@ -56,7 +71,25 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str):
+def _version() -> str:
+    """The installed distribution's version; read on first use, since importlib.metadata is slow to import."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("graph-lab")
+    except PackageNotFoundError:  # run from a source tree that was never installed: ask its pyproject.toml
+        import tomllib
+        from pathlib import Path
+        try:
+            with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+                return tomllib.load(f)["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _ON_FIRST_USE.get(name)
     if module is None:
         raise AttributeError(f"module 'graph_lab' has no attribute {name!r}")
@@ -66,4 +99,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ON_FIRST_USE))
+    return sorted(set(globals()) | set(_ON_FIRST_USE) | {"__version__"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from .ir.literals import format_expected
 from .ir.symbolic import free_symbols
 from .ir.source import SourceLoc
 from .ir.types import TensorType
+
+if TYPE_CHECKING:  # (for annotations only)
+    from .ir.graph import Graph
 
 
 def to_python(arr, kind: str):
@@ -129,8 +132,19 @@ class GuardFailure:
         return f"{self.what}: {self.reason}" + (f" (guard from {self.loc})" if self.loc else "")
 
 
-def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
-    """Every guard of ``graph`` that ``inputs`` break: input names, shapes and dtypes, then value guards."""
+def failing_guards(graph: Graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
+    """Every guard of ``graph`` that ``inputs`` break, each saying what failed and why.
+
+    Input names, shapes and dtypes are checked first (symbolic sizes bound, shape guards checked); value
+    guards only when the inputs fit, by running each guard's small graph.
+
+    Parameters:
+        graph: a graph from any frontend.
+        inputs: input name -> array, as for ``run``.
+
+    Returns:
+        The failures, in checking order; empty when the graph may be reused for ``inputs``.
+    """
     from .backends.interpret import is_input_value
     from .ir.sizes import bind_sizes, failing_shape_guards, is_symbolic_graph, sizes_text
     symbolic = is_symbolic_graph(graph)
@@ -170,6 +184,14 @@ def failing_guards(graph, inputs: Mapping[str, object]) -> list[GuardFailure]:
     return failures
 
 
-def check_guards(graph, inputs: Mapping[str, object]) -> bool:
-    """True when ``graph`` may be reused for ``inputs``: shapes, dtypes and every value guard hold."""
+def check_guards(graph: Graph, inputs: Mapping[str, object]) -> bool:
+    """True when ``graph`` may be reused for ``inputs``: names, shapes, dtypes and every guard hold.
+
+    Parameters:
+        graph: a graph from any frontend.
+        inputs: input name -> array, as for ``run``.
+
+    Returns:
+        ``not failing_guards(graph, inputs)``; ``failing_guards`` says which guard failed and why.
+    """
     return not failing_guards(graph, inputs)

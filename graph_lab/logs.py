@@ -32,8 +32,16 @@ def _unknown_message(unknown: list[str]) -> str:
 
 
 def set_logs(*topics: str) -> None:
-    """Turn on logging of these topics (and off the others); ``set_logs("all")`` turns every topic on and
-    ``set_logs()`` all off. An unknown name raises ``ValueError`` listing the known ones."""
+    """Turn on logging of these topics (and off the others); each event is printed to stderr as it happens.
+
+    Parameters:
+        *topics: names from ``TOPICS``: ``"graph_breaks"``, ``"guards"``, ``"recompiles"``, ``"graphs"``,
+            ``"passes"``, ``"kernels"``, or ``"all"`` for every one. ``set_logs()`` turns all off. The
+            environment variable ``GRAPH_LAB_LOGS`` (comma-separated topics) sets the same switch at import.
+
+    Raises:
+        ValueError: an unknown topic, naming the known ones.
+    """
     known, unknown = _known_and_unknown(topics)
     if unknown:
         raise ValueError(_unknown_message(unknown))

@@ -16,7 +16,7 @@ Each op's expression (``C_OPS``) computes what NumPy computes: the same IEEE ope
 dtype (``-ffp-contract=off`` keeps ``a * b + c`` two roundings, as in NumPy), NaN propagation and signed zeros
 as NumPy's loops give them (``maximum`` returns its second operand on ties; ``sign(-0.0)`` is ``+0.0``). Only
 the transcendental functions differ: libmvec's vector ``tanhf``/``expf``/... are not NumPy's, and are within the
-tolerance documented in the README.
+tolerance documented in docs/passes_backends.md.
 
 The source holds no user text: op names come from the op table, numbers are printed as C hexadecimal floats
 (exact), and every identifier is made here (``in0``, ``t3``, ``k_<hash>``). ``check_c_source`` refuses anything

@@ -28,7 +28,7 @@ from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
 from ..passes.simplify import has_regions
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
-from .options import MIN_BUFFER_BYTES
+from .options import MIN_BUFFER_BYTES, FusedOptions
 from .interpret import bind_inputs, prepare
 
 BACKENDS = ("interpret", "codegen", "fused", "auto")
@@ -227,12 +227,30 @@ def _not_fused_yet(graph: Graph, symbolic: bool | None = None) -> str:
 
 
 def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
-                  verify: bool = True, log: bool = False, options=None) -> CompiledGraph:
+                  verify: bool = True, log: bool = False, options: FusedOptions | None = None) -> CompiledGraph:
     """Run the pass pipeline ``passes`` on a copy of ``graph`` and make the result callable with ``backend``.
 
-    ``verify`` checks the IR after every pass; ``log`` prints each pass's report. ``options`` (a
-    ``FusedOptions``) sets the buffer-reuse threshold, the kernel cache folder, the compiler, threads and the
-    cost model's inputs."""
+    The callable takes the inputs positionally or by name and returns a list of arrays, as ``run`` does;
+    ``.source`` is its generated code and ``.explain()`` says what each pass did and what ran where.
+
+    Parameters:
+        graph: a graph from any frontend, ``GraphBuilder`` or ``parse``; it is not changed.
+        backend: ``"interpret"`` (the reference interpreter), ``"codegen"`` (straight-line NumPy source, bit for
+            bit ``run``'s results), ``"fused"`` (codegen with elementwise chains as C kernels where the cost
+            model says they pay) or ``"auto"`` (``fused`` where a C compiler is found, else ``codegen``).
+        passes: a pipeline name (``"none"``, ``"exact"``, ``"fast_math"``, ``"inference"``) or a list of pass
+            names; see ``run_pipeline``.
+        verify: check the IR after every pass.
+        log: print each pass's report.
+        options: a ``FusedOptions``: the buffer-reuse threshold, the kernel cache folder, the compiler, threads
+            and the cost model's inputs. ``None``: the defaults.
+
+    Returns:
+        The ``CompiledGraph``.
+
+    Raises:
+        ValueError: an unknown backend, pipeline or pass name.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline(graph, passes, verify=verify, log=log)

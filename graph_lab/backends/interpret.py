@@ -7,7 +7,7 @@ A graph with symbolic sizes first binds each size from the inputs and checks its
 from __future__ import annotations
 
 from functools import partial
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from ..ir.symbolic import evaluate
 from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
 from ..ops.control import RegionFn
+
+if TYPE_CHECKING:  # (for annotations only)
+    from ..ir.graph import Graph
 
 
 def bind_inputs(graph, inputs: Mapping[str, object]) -> dict[str, object]:
@@ -135,8 +138,24 @@ def region_runner(region):
     return run_region
 
 
-def run(graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
-    """Execute ``graph`` on ``inputs`` (name -> array) and return its outputs as arrays, in order."""
+def run(graph: Graph, inputs: Mapping[str, object]) -> list[np.ndarray]:
+    """Execute ``graph`` with the reference interpreter and return its outputs as arrays, in order.
+
+    It runs the graph as recorded: static shapes and value guards are not re-checked (that is
+    ``check_guards``'s job); a graph with symbolic sizes binds them from the inputs and checks its shape guards.
+
+    Parameters:
+        graph: the graph to run.
+        inputs: input name -> array (a Python number for a number-typed input).
+
+    Returns:
+        One array per graph output.
+
+    Raises:
+        GraphInputError: wrong input names, or a value that is not an array.
+        GraphExecutionError: an op failed; the message starts with ``while executing %N = op(...)`` and the
+            user's source line, and ``.node`` is the node.
+    """
     bound = bind_inputs(graph, inputs)
     sizes = checked_sizes(graph, bound) if is_symbolic_graph(graph) else {}
     try:

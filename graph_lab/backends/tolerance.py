@@ -1,5 +1,5 @@
 """How close results that are not bit for bit are to NumPy's: the fused backend's transcendental functions and
-the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the lecture and the README.
+the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the lecture and docs/passes_backends.md.
 
 ``FUNCTION_ULP``: the largest difference, in units in the last place, between a kernel's libmvec function and
 NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in

@@ -37,11 +37,22 @@ class Spec:
     """Anything ``np.dtype`` accepts."""
 
 
-def make_graph(fn: Callable, *args) -> Graph:
-    """The graph of ``fn(*args)``, where each ``Spec`` becomes a typed graph input named after ``fn``'s parameter.
+def make_graph(fn: Callable, *args: Any) -> Graph:
+    """The graph of ``fn(*args)``, captured from shapes and dtypes alone (the ``jax.make_jaxpr`` of graph_lab).
 
-    Other arguments are passed through: arrays (also inside dicts, lists and tuples) become named parameters
-    stored with the graph, and anything else (ints, strings, flags) is ordinary Python, fixed at capture."""
+    Parameters:
+        fn: the function to capture.
+        *args: ``fn``'s positional arguments. Each ``Spec(shape, dtype)`` becomes a typed graph input named after
+            ``fn``'s parameter (a size may be a name, making it symbolic); arrays (also inside dicts, lists and
+            tuples) become named parameters stored with the graph; anything else (ints, strings, flags) is
+            ordinary Python, fixed at capture.
+
+    Returns:
+        The captured ``Graph``.
+
+    Raises:
+        TraceError: as for ``trace``; no data exists while capturing, so a value needed by Python is an error.
+    """
     loc = user_location(1)
     names = _parameter_names(fn, len(args), loc)
     specs = {}

@@ -210,15 +210,32 @@ def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[l
 
 def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: str = "error",
           example: Mapping[str, np.ndarray] | None = None, size_branch: str = "guard") -> Graph:
-    """Capture ``fn`` as a graph by calling it on stand-in tensors.
+    """Capture ``fn`` as a graph by calling it once on stand-in tensors.
 
-    ``shapes`` maps each tensor argument's name to a shape tuple (float64) or ``(shape, dtype)``; a size may be
-    a name or a ``Dim`` to make it symbolic. ``params`` (any nest of dicts/lists/tuples of arrays) is passed as
-    the next positional argument; each array becomes a named parameter stored with the graph. ``mode`` handles
-    tensors needed as Python values: ``"error"`` raises ``TraceError``; ``"specialize"`` uses the value computed
-    from ``example``; ``"guard"`` does the same and records a guard. With symbolic sizes, ``example`` also gives
-    the sizes that decide a branch on a size, guarded (``size_branch="guard"``) or pinned to the example's sizes
-    (``"specialize"``). Dead code is removed.
+    Tensor operations on the stand-ins (operators, ndarray methods, NumPy functions, ``F.*``) are recorded;
+    everything else runs as ordinary Python while tracing, so loops unroll and Python ``if``s choose a branch.
+    Dead code is removed, so a specialized ``if`` leaves only the branch taken.
+
+    Parameters:
+        fn: the function to capture; its tensor arguments come first, then (with ``params``) one more.
+        shapes: each tensor argument's name -> a shape tuple (float64), or ``(shape, dtype)``. A size may be a
+            name (``("B", 128)``) or a ``Dim`` to make it symbolic.
+        params: any nest of dicts, lists and tuples of arrays, passed as ``fn``'s next positional argument;
+            each array becomes a named parameter stored with the graph. ``None``: ``fn`` takes no such argument.
+        mode: what a tensor needed as a Python ``bool``/``int``/``float`` does: ``"error"`` raises
+            ``TraceError`` naming the value and the line; ``"specialize"`` silently uses the value computed
+            from ``example``; ``"guard"`` does the same and records a guard in ``graph.guards``.
+        example: argument name -> array, the concrete inputs that ``"specialize"`` and ``"guard"`` compute
+            with; with symbolic sizes, also the sizes that decide a branch on a size.
+        size_branch: how a branch on a symbolic size is decided from ``example``: ``"guard"`` records a shape
+            guard, ``"specialize"`` pins the sizes to the example's.
+
+    Returns:
+        The captured ``Graph``.
+
+    Raises:
+        TraceError: the function cannot be captured as written (a data-dependent value in ``mode="error"``,
+            a NumPy call with no op, an op whose shape rule rejects its operands, bad ``shapes``/``example``).
     """
     loc = user_location(1)
     # The common case, a plain function traced again with the same static shapes: its inputs as worked out the

@@ -45,12 +45,22 @@ def parse(text: str, params: Mapping[str, np.ndarray] | None = None, *,
           allow_missing_params: bool = False) -> Graph:
     """The graph that ``text`` (as ``str(graph)`` prints it) describes, checked node by node and verified.
 
-    The text holds the types of ``param`` nodes but not their values: ``params`` maps each param name to its
-    array, which must have exactly the printed dtype and shape. A text with param nodes needs every value unless
-    ``allow_missing_params=True``; the graph then lacks those entries of ``graph.param_values`` and must get
-    them before it runs (``graph.param_values.update(...)``): nothing runs on made-up values.
+    The parser is the printer's inverse: ``str(parse(str(g), g.param_values)) == str(g)``. Its grammar is in
+    docs/ir.md; it is bounded against hostile input and never evaluates anything.
 
-    Raises ``GraphParseError`` (with ``line``, ``column``, ``found`` and ``expected``) for anything wrong.
+    Parameters:
+        text: the IR text.
+        params: param name -> array. The text holds the types of ``param`` nodes but not their values; each
+            array must have exactly the printed dtype and shape.
+        allow_missing_params: accept a text whose params are not all given; the graph then lacks those entries
+            of ``graph.param_values`` and must get them before it runs (``graph.param_values.update(...)``):
+            nothing runs on made-up values.
+
+    Returns:
+        The parsed, verified ``Graph``.
+
+    Raises:
+        GraphParseError: anything wrong, with ``line``, ``column``, ``found`` and ``expected``.
     """
     if not isinstance(text, str):
         raise GraphParseError(f"line 1, column 1: expected the IR text as a str, found {type(text).__name__}",

@@ -43,11 +43,19 @@ _BYTES = np.dtype(np.uint8)
 
 
 def save(graph: Graph, path: str | os.PathLike) -> None:
-    """Write ``graph`` (text, guards and parameter values) to ``path``, exactly there (no ``.npz`` added).
+    """Write ``graph`` (text, guards and parameter values) to ``path`` as one ``.npz`` file, without pickle.
 
-    The text is parsed back first, so a graph that would not load exactly is refused with ``GraphSaveError``
-    and nothing is written. The file is written beside ``path`` and renamed into place, so a crash never leaves
-    half a file where a good one was.
+    The text is parsed back first, so a graph that would not load exactly is refused and nothing is written.
+    The file is written beside ``path`` and renamed into place, so a crash never leaves half a file where a
+    good one was.
+
+    Parameters:
+        graph: the graph to save.
+        path: the file to write, exactly there (no ``.npz`` added).
+
+    Raises:
+        GraphSaveError: the graph would not load back exactly.
+        OSError: the file cannot be written.
     """
     text = print_graph(graph)
     params = _all_params(graph)
@@ -102,8 +110,19 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 def load(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Graph:
     """The graph saved at ``path`` by :func:`save`, with its guards and parameter values.
 
-    Raises ``GraphLoadError`` for anything wrong in the file (``GraphParseError``, a subclass, for the text),
-    and ``OSError`` only when ``path`` cannot be opened.
+    Loading never imports, evaluates or unpickles anything: members are read with ``allow_pickle=False`` after
+    their header, dtype and size are checked, and ops are resolved only through the op table.
+
+    Parameters:
+        path: the file ``save`` wrote.
+        max_bytes: the largest total size of the file's members that is read (a bound against hostile files).
+
+    Returns:
+        The loaded ``Graph``.
+
+    Raises:
+        GraphLoadError: anything wrong in the file (``GraphParseError``, a subclass, for the text).
+        OSError: only when ``path`` cannot be opened.
     """
     with open(path, "rb") as f:
         try:

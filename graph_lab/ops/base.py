@@ -22,6 +22,9 @@ from ..ir.types import TensorType
 
 
 class Op(StrEnum):
+    """The closed set of op names. A ``StrEnum``, so ``node.op == "matmul"`` reads naturally; each has one
+    ``OpDef`` in ``REGISTRY`` (docs/ops.md lists them)."""
+
     # sources: values that enter a graph
     INPUT = "input"
     PARAM = "param"

@@ -38,9 +38,18 @@ GUARDED = {Op.LOG: ((0,), 1), Op.LOG1P: ((0,), 1), Op.SQRT: ((0,), 1), Op.RECIPR
 
 
 def cond_to_select(graph: Graph, guard: bool = True) -> list[str]:
-    """Turn every ``cond`` this pass can make safe into both branches and ``where``; returns one line per cond
-    (converted, or kept and why). ``graph`` stays valid. ``guard=False`` leaves the domain ops of the untaken
-    branch unguarded (the result is the same; NumPy then warns about their inf and NaN): to show the hazard."""
+    """Turn every ``cond`` this pass can make safe into both branches and a ``where`` (control flow to data
+    flow), in place. A cond whose branches could raise or loop is kept, saying why.
+
+    Parameters:
+        graph: the graph to edit; it stays valid.
+        guard: guard the domain ops of the branch not taken (``log`` of a negative, say) so they compute on
+            safe values. ``False`` leaves them unguarded (the result is the same; NumPy then warns about their
+            inf and NaN): to show the hazard.
+
+    Returns:
+        One line per cond: converted, or kept and why.
+    """
     report: list[str] = []
     numbering = graph.numbering()
     for node in list(graph.nodes):

@@ -108,10 +108,21 @@ def pipeline_passes(pipeline: str | Iterable[str]) -> list[str]:
 
 def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verify: bool = True,
                  log: bool = False) -> tuple[Graph, list[PassReport]]:
-    """A transformed copy of ``graph`` and one report per pass; ``graph`` itself is not changed.
+    """Run a pass pipeline on a copy of ``graph``; ``graph`` itself is not changed.
 
-    ``verify`` checks the IR after every pass (a pass that breaks it raises ``VerifyError`` naming the node);
-    ``log`` prints each report and its changes (as ``GRAPH_LAB_LOGS=passes`` does)."""
+    Parameters:
+        graph: the graph to transform.
+        pipeline: a pipeline name from ``PIPELINES`` (``"none"``, ``"exact"``, ``"fast_math"``,
+            ``"inference"``) or a list of pass names.
+        verify: check the IR after every pass (a pass that breaks it raises ``VerifyError`` naming the node).
+        log: print each pass's report and its changes (as ``GRAPH_LAB_LOGS=passes`` does).
+
+    Returns:
+        The transformed copy and one ``PassReport`` per pass.
+
+    Raises:
+        ValueError: an unknown pipeline or pass name.
+    """
     work, reports = run_pipeline_on(graph, pipeline, verify=verify, log=log)
     return (copy_graph(graph) if work is graph else work), reports
 

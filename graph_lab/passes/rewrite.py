@@ -49,10 +49,21 @@ class Match:
 
 def replace_pattern(graph: Graph, pattern: Callable, replacement: Callable,
                     shapes: Mapping[str, Any] | None = None) -> list[Match]:
-    """Replace every non-overlapping match of ``pattern`` in ``graph`` by ``replacement``; returns the matches.
+    """Replace every non-overlapping match of ``pattern`` in ``graph`` by ``replacement``, in place.
 
-    ``shapes`` gives the shapes the two functions are traced with (default: a scalar per argument); they matter
-    only where an attribute depends on rank, as a negative axis does."""
+    Patterns and replacements are ordinary functions, traced, as in torch.fx. Works on the top-level graph, not
+    inside regions.
+
+    Parameters:
+        graph: the graph to edit; it stays valid.
+        pattern: a function of tensors whose traced graph is searched for.
+        replacement: a function with the same arguments and outputs, traced and spliced in for each match.
+        shapes: argument name -> shape, what the two functions are traced with (default: a scalar per
+            argument); it matters only where an attribute depends on rank, as a negative axis does.
+
+    Returns:
+        The matches replaced.
+    """
     pat, rep = _trace(pattern, shapes), _trace(replacement, shapes)
     if len(pat.outputs) != 1 or pat.outputs[0].node.op in (Op.INPUT, Op.CONST):
         raise GraphEditError("a pattern must return one value computed by at least one operation")

@@ -141,7 +141,15 @@ def _numbering_of(graph: Graph, nodes: list[Node]) -> dict[Value, int]:
 
 
 def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
-    """Apply ``rules`` until none applies; returns one line per rewrite: the rule and the node it replaced."""
+    """Apply exact local rewrite rules (``x * 1 -> x``, ``--x -> x``, ...) to ``graph`` in place until none applies.
+
+    Parameters:
+        graph: the graph to simplify; it stays valid. Regions are left as they are.
+        rules: the rule table, by default ``RULES`` (each rule bit-exact); ``fast_math`` passes its own.
+
+    Returns:
+        One line per rewrite: the rule and the node it replaced.
+    """
     report: list[str] = []
     aliasing_before = _aliasing_outputs(graph)
     rules_of: dict[Op, list[Rule]] = {}  # each op's rules, in their order in ``rules``

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import Any
 
 from ..console import display_width
 from ..ir.graph import Graph
@@ -217,13 +218,20 @@ def page_html(graphs: list[Graph], title: str | None = None) -> str:
     ]) + "\n"
 
 
-def view(what, path: str | os.PathLike = "graph.html", *, title: str | None = None) -> Path:
-    """Write one self-contained HTML page drawing ``what``: a ``Graph``, a list of graphs, or a ``LazyRunner``.
+def view(what: Any, path: str | os.PathLike = "graph.html", *, title: str | None = None) -> Path:
+    """Write one self-contained HTML page drawing ``what``.
 
     Open it in any browser, offline. Nodes are coloured by op family; inputs, parameters and constants are set
     apart; each edge carries its type; hovering a node shows its IR line and the source line that made it.
     Several graphs are drawn in order with the graph breaks between them marked, followed by their guards.
-    Returns the path written.
+
+    Parameters:
+        what: a ``Graph``, a list of graphs, or a ``LazyRunner`` (its executed graphs).
+        path: the HTML file to write.
+        title: the page's title; by default the graph's name.
+
+    Returns:
+        The path written.
     """
     out = Path(path)
     out.write_text(page_html(graphs_of(what), title), encoding="utf-8")

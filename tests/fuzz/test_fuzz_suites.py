@@ -1,6 +1,6 @@
 """CI's sample of every fuzz suite (F1-F8), with the fixed seed and counts of ``run_fuzz.SUITES``.
 
-``python3 dev.py fuzz`` runs the same suites at the large counts the README reports.
+``python3 dev.py fuzz`` runs the same suites at the large counts docs/equivalence.md reports.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ showing the order in which graphs, guards and the Python at the breaks run (Torc
 from __future__ import annotations
 
 import types
+from typing import Any, Callable
 from dataclasses import dataclass, field
 
 from .runtime import CompiledFunction
@@ -65,9 +66,18 @@ class ExplainReport:
         return explain_html(self)
 
 
-def explain(fn):
-    """``explain(fn)(*args, **kwargs)`` -> ExplainReport (``fn`` may be anything ``compile`` takes, or what it
-    returned)."""
+def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
+    """``explain(fn)(*args, **kwargs)``: compile a fresh copy of ``fn``, call it once, and report what happened.
+
+    Parameters:
+        fn: anything ``compile`` takes, or what it returned (the function it wraps is compiled afresh, so the
+            report does not depend on that object's cache).
+
+    Returns:
+        A function that takes ``fn``'s arguments, calls it once compiled and returns an ``ExplainReport``: the
+        graphs and their op counts, each graph break with its reason, line and hint, every guard with the line it
+        came from, and the code that stitches the pieces together. ``str(report)`` prints all of it.
+    """
     bound = ()
     if isinstance(fn, types.MethodType):  # a bound method, or what compile() made of one or of a callable object
         fn, bound = fn.__func__, (fn.__self__,)

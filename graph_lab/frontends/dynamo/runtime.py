@@ -11,6 +11,7 @@ from time import perf_counter as now
 import types
 import warnings
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -598,13 +599,38 @@ class _Restart(Exception):
         self.attempt = attempt
 
 
-def compile(fn=None, *, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
+def compile(fn: Callable[..., Any] | None = None, *, backend: str = "auto", fullgraph: bool = False,
+            dynamic: bool | None = None, recompile_limit: int = 8) -> Any:
     """Compile ``fn`` by symbolically running its bytecode (TorchDynamo-style); usable as a decorator.
 
-    ``fn`` is a Python function, a bound method (``compile(model.forward)``) or an object whose class defines
-    ``__call__`` in Python (``compile(model)``); for the last two the result is a bound method of the compiled
-    function (its ``__func__``), so ``self`` is an argument like any other: what the capture reads from it is
-    guarded."""
+    Each call checks the guards of the cached graphs; the first entry whose guards hold runs, otherwise the
+    bytecode is captured again. Tensor operations become graphs; where Python must run (a branch on tensor data,
+    ``print``, an append to a list the function did not create, a call it cannot see into) the graph breaks:
+    that instruction runs as ordinary Python, in eager order, and capture resumes after it.
+
+    Parameters:
+        fn: a Python function, a bound method (``compile(model.forward)``) or an object whose class defines
+            ``__call__`` in Python (``compile(model)``); for the last two the result is a bound method of the
+            compiled function (its ``__func__``), so ``self`` is an argument like any other: what the capture
+            reads from it is guarded. ``None`` (``@compile(fullgraph=True)``): returns a decorator.
+        backend: the ``compile_graph`` backend each captured graph runs on: ``"auto"`` (fused kernels where a C
+            compiler is found), ``"fused"``, ``"codegen"`` (every result bit for bit NumPy's) or ``"interpret"``.
+        fullgraph: raise ``GraphBreak`` instead of breaking the graph.
+        dynamic: which array sizes become symbols: ``None`` (automatic: static first, and a size whose change
+            caused a recompile is symbolic from then on), ``True`` (every size >= 2 from the start), ``False``
+            (never).
+        recompile_limit: after this many recompiles the function warns once (``RecompileLimitWarning``) and
+            runs eagerly.
+
+    Returns:
+        A ``CompiledFunction`` (a bound method of one for a method or callable object), called like ``fn``;
+        its ``captures`` and ``recompile_log`` say what happened (``graph_lab.explain`` says why). With
+        ``fn=None``, a decorator.
+
+    Raises:
+        TypeError: ``fn`` is not a Python function, method or callable object.
+        GraphBreak: with ``fullgraph=True``, at the first graph break (when the compiled function is called).
+    """
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
                                  recompile_limit=recompile_limit)

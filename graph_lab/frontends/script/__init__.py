@@ -80,13 +80,27 @@ class ScriptRecorder(Recorder):
 def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops: str = "unroll") -> Graph:
     """Convert ``fn``'s source into a graph, without running ``fn``; control flow on tensor data is kept.
 
-    ``fn`` may be a method (``model.forward``): its object is read as it is now. ``shapes`` and ``params`` are as
-    for ``trace``. ``if``/``elif``/``else`` on a tensor becomes a ``cond`` node,
-    ``while`` on a tensor a ``while_loop`` node, ``for i in range(n)`` with a tensor ``n`` a ``fori_loop`` node;
-    control flow on Python values known now (shapes, flags, lists of layers) is decided now, and ``for`` loops
-    over them are unrolled (``loops="fori"`` makes ``for i in range(n)`` a ``fori_loop`` node instead). Calls to
-    plain Python functions are scripted and inlined. Anything that cannot be converted raises ``ScriptError``,
-    showing the line with a caret under the construct and saying what to write instead. Dead code is removed.
+    ``if``/``elif``/``else`` on a tensor becomes a ``cond`` node, ``while`` on a tensor a ``while_loop`` node,
+    ``for i in range(n)`` with a tensor ``n`` a ``fori_loop`` node; control flow on Python values known now
+    (shapes, flags, lists of layers) is decided now. Calls to plain Python functions are scripted and inlined.
+    Dead code is removed.
+
+    Parameters:
+        fn: the function to convert; its source must be available (``inspect.getsource``). It may be a method
+            (``model.forward``): its object is read as it is now.
+        shapes: as for ``trace``: each tensor argument's name -> a shape tuple, or ``(shape, dtype)``.
+        params: as for ``trace``: a nest of arrays passed as the next positional argument, stored with the graph.
+        loops: ``"unroll"`` unrolls ``for`` loops over known ranges; ``"fori"`` makes every
+            ``for i in range(n)`` a ``fori_loop`` node.
+
+    Returns:
+        The converted ``Graph``.
+
+    Raises:
+        ScriptError: a construct cannot be converted (``try``, ``with``, ``print``, a variable with different
+            types in two branches, ...); the message shows the line with a caret under the construct and says
+            what to write instead.
+        TraceError: bad ``shapes`` or ``loops``, or an op whose rule rejects its operands.
     """
     try:
         if loops not in LOOP_MODES:
