@@ -250,7 +250,7 @@ def csr_matvec(indptr, indices, values, x):
 
 
 def csr_matvec_inputs(n, rng):
-    per_row = rng.integers(1, 12, n)
+    per_row = rng.integers(1, min(12, n + 1), n)
     indptr = np.concatenate([[0], np.cumsum(per_row)])
     indices = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in per_row])
     return indptr, indices, rng.standard_normal(indptr[-1]), rng.standard_normal(n)
