@@ -125,6 +125,10 @@ def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
 
 
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}x" if math.isfinite(ratio) else "-"
+
+
 def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
     headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
                "eager/compiled"]
@@ -162,9 +166,9 @@ def summary(rows: list[Row]) -> list[str]:
         f"{sum(r.status.startswith('ulps') for r in rows)}, running eagerly: "
         f"{sum(r.status.startswith('eager') for r in rows)}; slower than 0.95x eager: "
         f"{sum(r.ratio < 0.95 for r in counted)}",
-        f"geometric mean eager/compiled: {geometric_mean([r.ratio for r in counted]):.2f}x over {len(counted)} "
-        f"kernels (WRONG and CRASH left out); mutation families {geometric_mean(mutation):.2f}x, "
-        f"the others {geometric_mean(others):.2f}x",
+        f"geometric mean eager/compiled: {_times(geometric_mean([r.ratio for r in counted]))} over {len(counted)} "
+        f"kernels (WRONG and CRASH left out); mutation families {_times(geometric_mean(mutation))}, "
+        f"the others {_times(geometric_mean(others))}",
     ] + [f"!! {r.kernel.name}: {r.status}" for r in bad]
 
 
