@@ -76,7 +76,8 @@ def optional_libraries() -> dict:
 
 def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, number: int | dict[str, int] = 1,
                 warmup: int = 1, collect: bool = False,
-                before: dict[str, Callable[[], object]] | None = None) -> dict[str, float]:
+                before: dict[str, Callable[[], object]] | None = None,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Median seconds per call of each variant, timed in turn for ``rounds`` rounds of ``number`` calls (a dict:
     each variant's own number, for variants whose calls take very different times), each round in another order
     (shuffled with a fixed seed).
@@ -90,7 +91,9 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     in whichever variant's calls come next. ``collect``: each timed batch ends with a collection, timed with it,
     so that a variant's figure includes freeing the cyclic garbage it made (call ``gc.freeze()`` first, or each of
     those collections also scans every object the process holds: ~3 ms with graph_lab and NumPy imported).
-    ``before``: for some variants, a function called untimed right before each of their timed calls."""
+    ``before``: for some variants, a function called untimed right before each of their timed calls. ``clock``:
+    wall time by default; ``time.process_time`` counts only the CPU time of this process (every thread of it), which
+    a machine shared with other jobs does not inflate by descheduling it."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
@@ -110,23 +113,23 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
             count = numbers[name]
             setup = (before or {}).get(name)
             if setup is None:
-                start = time.perf_counter()
+                start = clock()
                 for _ in range(count):
                     fn()
                 if collect:
                     gc.collect()
-                elapsed = time.perf_counter() - start
+                elapsed = clock() - start
             else:  # (each call timed alone, after its untimed set-up)
                 elapsed = 0.0
                 for _ in range(count):
                     setup()
-                    start = time.perf_counter()
+                    start = clock()
                     fn()
-                    elapsed += time.perf_counter() - start
+                    elapsed += clock() - start
                 if collect:
-                    start = time.perf_counter()
+                    start = clock()
                     gc.collect()
-                    elapsed += time.perf_counter() - start
+                    elapsed += clock() - start
             times[name].append(elapsed / count)
     return {name: statistics.median(ts) for name, ts in times.items()}
 

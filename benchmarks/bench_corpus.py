@@ -1,0 +1,236 @@
+"""The benchmark corpus (``benchmarks/corpus/``): every kernel eagerly and through ``graph_lab.compile``.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--peers] [--markdown] [--strict]
+        [--cpu-time]
+
+For each kernel, first correctness: the kernel runs eagerly and compiled on two fresh copies of the same inputs,
+twice (the second call with other data of the same shapes), and the results and the final contents of every
+argument array (inside lists, dicts and objects too) must be equal bit for bit. A difference is reported as
+``WRONG`` with the first mismatch, an exception from the compiled call as ``CRASH: type: message``, and a
+function that gave up and runs eagerly as ``eager: reason``; a wrong kernel is timed all the same, but left out of
+the geometric mean. The one difference that is not called wrong is ``ulps``: the fused backend's C kernels call
+libmvec's transcendental functions, a few ulps from NumPy's (documented in ``graph_lab/backends/tolerance.py``);
+a kernel whose results are within that tolerance, and bit for bit eager's with ``backend="codegen"``, says so. Then what capture did on the last call (graphs run, graph breaks run) and over all calls
+(captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
+put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
+
+``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``);
+``--quick``: fewer rounds; ``--peers``: torch.compile on the same NumPy code too, when installed;
+``--markdown``: the table as Markdown (for docs/corpus.md); ``--strict``: exit status 1 on any WRONG or CRASH.
+BLAS runs on one thread unless ``OPENBLAS_NUM_THREADS`` is set (see below). ``--cpu-time``: time the process's
+CPU time instead of wall time (on a machine other jobs load, time spent descheduled is left out; every thread's
+CPU time is counted, so a kernel that runs on two threads is charged for both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+# BLAS on one thread (unless the caller says otherwise), set before NumPy loads it: on a machine shared with other
+# jobs, a multi-threaded BLAS call waits for whichever of its threads is descheduled (measured here: a 100x120 by
+# 120x110 product, 54 us median, took 30-50 ms in most calls of a run under load; on one thread, at most 0.7 ms).
+# Eager and compiled code call the same BLAS, so the ratio compares like with like.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from dataclasses import dataclass
+
+from harness import fmt_time, interleaved, machine, optional_versions
+
+import graph_lab
+from corpus import CORPUS, MUTATION_FAMILIES, Kernel
+from corpus.check import call, capture_stats, compare, fresh_pair, quietly, restore, verdict
+from graph_lab.console import print_header, print_table
+
+
+@dataclass
+class Row:
+    kernel: Kernel
+    status: str = "ok"
+    graphs: int = 0
+    breaks: int = 0
+    captures: int = 0
+    recompiles: int = 0
+    compile_s: float = 0.0
+    eager_s: float = math.nan
+    compiled_s: float = math.nan
+    peer_s: float = math.nan
+    peer_note: str = ""
+    first_break: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.eager_s / self.compiled_s
+
+    @property
+    def counted(self) -> bool:
+        """Whether the ratio enters the geometric mean (a wrong or crashing kernel's time means nothing)."""
+        return not self.status.startswith(("WRONG", "CRASH")) and math.isfinite(self.ratio)
+
+
+def check(kernel: Kernel, cf) -> Row:
+    row = Row(kernel, verdict(kernel, cf))
+    stats = capture_stats(cf)
+    row.graphs, row.breaks = stats.graphs, stats.breaks
+    row.first_break = stats.break_reasons[0] if stats.break_reasons else ""
+    if row.status == "ok" and stats.eager_fallback:
+        row.status = f"eager: {stats.eager_fallback.split('; ')[0]}"
+    return row
+
+
+def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str, float]:
+    """Median seconds per call of each variant; every call starts from the same inputs (restored untimed)."""
+    pristine = kernel.inputs()
+    working = {name: kernel.inputs() for name in variants}
+    calls = {name: (lambda fn=fn, args=working[name]: quietly(fn, args)) for name, fn in variants.items()}
+    before = {name: (lambda args=working[name]: restore(args, pristine)) for name in variants}
+    # One call per round and many rounds: on a shared machine a multi-threaded BLAS call now and then takes
+    # 100x its usual time, and the median of single calls keeps such an outlier out where a mean would not.
+    return interleaved(calls, rounds=7 if quick else 21, number=1, before=before, clock=clock)
+
+
+def torch_peer():
+    """torch.compile, when torch is installed (never required)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.compile
+
+
+def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
+    cf = graph_lab.compile(kernel.fn)
+    row = check(kernel, cf)
+    if row.status.startswith("CRASH"):
+        return row
+    variants = {"eager": kernel.fn, "compiled": cf}
+    if peer is not None:
+        peer_fn = peer(kernel.fn)
+        eager_args, peer_args = fresh_pair(kernel, small=False, seed=0)
+        problems = compare(call(kernel.fn, eager_args), quietly(peer_fn, peer_args))
+        row.peer_note = problems[0] if problems else ""
+        if not row.peer_note.startswith("CRASH"):
+            variants["peer"] = peer_fn
+    medians = time_kernel(kernel, variants, quick, clock)
+    row.eager_s, row.compiled_s = medians["eager"], medians["compiled"]
+    row.peer_s = medians.get("peer", math.nan)
+    stats = capture_stats(cf)
+    row.captures, row.recompiles, row.compile_s = stats.captures, stats.recompiles, stats.compile_seconds
+    return row
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}x" if math.isfinite(ratio) else "-"
+
+
+def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
+    headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
+               "eager/compiled"]
+    headers += ["eager/torch.compile"] if peers else []
+    headers += ["status"]
+    body = []
+    for r in rows:
+        line = [r.kernel.name + (" *" if r.kernel.data_dependent else ""), r.kernel.family, str(r.graphs),
+                str(r.breaks), str(r.captures), str(r.recompiles), fmt_time(r.compile_s), fmt_time(r.eager_s) if math.isfinite(r.eager_s) else "-",
+                fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
+                f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-"]
+        if peers:
+            if math.isfinite(r.peer_s):
+                line.append(f"{r.eager_s / r.peer_s:.2f}x" + (" (differs)" if r.peer_note else ""))
+            else:
+                line.append(r.peer_note[:40] or "-")
+        line.append(r.status if len(r.status) <= 90 else r.status[:87] + "...")
+        body.append(line)
+    return headers, body
+
+
+def summary(rows: list[Row]) -> list[str]:
+    counted = [r for r in rows if r.counted]
+    mutation = [r.ratio for r in counted if r.kernel.family in MUTATION_FAMILIES]
+    others = [r.ratio for r in counted if r.kernel.family not in MUTATION_FAMILIES]
+    flow_free = [r for r in rows if not r.kernel.data_dependent]
+    bad = [r for r in rows if r.status.startswith(("WRONG", "CRASH"))]
+    return [
+        f"{len(rows)} kernels ({sum(r.kernel.data_dependent for r in rows)} with data-dependent control flow, "
+        f"marked *); one graph and no break: {sum(r.graphs == 1 and r.breaks == 0 for r in rows)} "
+        f"(of the {len(flow_free)} without data-dependent control flow: "
+        f"{sum(r.graphs == 1 and r.breaks == 0 for r in flow_free)})",
+        f"WRONG: {sum(r.status.startswith('WRONG') for r in rows)}, CRASH: "
+        f"{sum(r.status.startswith('CRASH') for r in rows)}, within the fused tolerance only: "
+        f"{sum(r.status.startswith('ulps') for r in rows)}, running eagerly: "
+        f"{sum(r.status.startswith('eager') for r in rows)}; slower than 0.95x eager: "
+        f"{sum(r.ratio < 0.95 for r in counted)}",
+        f"geometric mean eager/compiled: {_times(geometric_mean([r.ratio for r in counted]))} over {len(counted)} "
+        f"kernels (WRONG and CRASH left out); mutation families {_times(geometric_mean(mutation))}, "
+        f"the others {_times(geometric_mean(others))}",
+    ] + [f"!! {r.kernel.name}: {r.status}" for r in bad]
+
+
+def print_markdown(headers: list[str], body: list[list[str]]) -> None:
+    print("| " + " | ".join(headers) + " |")
+    print("|" + "|".join("---" for _ in headers) + "|")
+    for line in body:
+        print("| " + " | ".join(cell.replace("|", "\\|") for cell in line) + " |")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", help="one kernel or one family")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--peers", action="store_true")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--strict", action="store_true")
+    parser.add_argument("--cpu-time", action="store_true")
+    opts = parser.parse_args(argv)
+    kernels = [k for k in CORPUS if opts.only in (None, k.name, k.family)]
+    if not kernels:
+        print(f"bench_corpus: no kernel or family named {opts.only!r}", file=sys.stderr)
+        return 2
+    peer = None
+    if opts.peers:
+        peer = torch_peer()
+        if peer is None:
+            print("--peers: torch is not installed; torch.compile skipped")
+    print(f"graph_lab.compile on the benchmark corpus\nmachine: {machine()}; "
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
+          f"{'process CPU time' if opts.cpu_time else 'wall time'}\n")
+    rows = []
+    for k in kernels:
+        start = time.perf_counter()
+        rows.append(measure(k, opts.quick, peer, time.process_time if opts.cpu_time else time.perf_counter))
+        r = rows[-1]
+        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s)"
+              f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
+              f" ({time.perf_counter() - start:.1f} s)", flush=True)
+    headers, body = table(rows, peer is not None)
+    if opts.markdown:
+        print_markdown(headers, body)
+        print()
+        for line in summary(rows):
+            print(f"- {line}")
+    else:
+        print_header("eager NumPy vs graph_lab.compile (interleaved, median)")
+        print_table(headers, body)
+        print()
+        for line in summary(rows):
+            print(line)
+    breaks = [r for r in rows if r.first_break]
+    if breaks:
+        print("\nThe first graph break of each kernel that has one:\n")
+        for r in breaks:
+            reason = " ".join(r.first_break.split())
+            print(f"- {r.kernel.name}: {reason}" if opts.markdown else f"  {r.kernel.name}: {reason}")
+    if "torch" in optional_versions() and not opts.peers:
+        print("\n(torch is installed: --peers adds torch.compile)")
+    bad = any(r.status.startswith(("WRONG", "CRASH")) for r in rows)
+    return 1 if (bad and opts.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
