@@ -65,7 +65,7 @@ from .interpret import bind_inputs, impl_attrs
 
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
-_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*/%#\n")
+_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ()[],.:=+-*/%<>!#\n")
 _COMMENT_CHARS = _SAFE_CHARS - {"\n"}
 
 
@@ -256,6 +256,38 @@ def _emit_numpy(node, ctx: _Context) -> str:
     return f"{name}({', '.join([f'v{numbering[v]}' for v in node.inputs])})"
 
 
+SCALAR_OPERATORS: dict[Op, str] = {
+    Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/",
+    Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=",
+}
+"""The binary ops whose NumPy scalar math gives what their ufunc gives, for real and bool dtypes (complex
+division and ``**`` round their own way; tests/test_scalar_math.py checks every dtype)."""
+
+
+def scalar_operator(node) -> str | None:
+    """The Python operator to write for ``node`` when every operand and the result are scalars of a real or bool
+    dtype, else None. Eager NumPy computes ``t + a[i, j]`` on NumPy scalars with that operator, many times cheaper
+    than a ufunc call on them, and rounds exactly as the ufunc does for these ops and dtypes."""
+    symbol = SCALAR_OPERATORS.get(node.op)
+    if symbol is None or node.attrs:
+        return None
+    out = node.outputs[0].type
+    if out.shape != () or out.weak is not None or out.dtype.kind not in "biuf":
+        return None
+    for v in node.inputs:
+        if v.type.shape != () or v.type.dtype.kind not in "biuf":
+            return None
+    return symbol
+
+
+def _emit_binary(node, ctx: _Context) -> str:
+    symbol = scalar_operator(node)
+    if symbol is None:
+        return _emit_numpy(node, ctx)
+    a, b = ctx.args(node)
+    return f"({a} {symbol} {b})"
+
+
 def _emit_input(node, ctx: _Context) -> str:
     return f"inputs[{ctx.input_index[id(node)]}]"
 
@@ -320,7 +352,7 @@ OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)
-    "binary": _emit_numpy,        # v7 = np.add(v5, v6)
+    "binary": _emit_binary,       # v7 = np.add(v5, v6)       (or (v5 + v6) on scalars)
     "linalg": _emit_numpy,        # v8 = np.matmul(v0, v1)
     "control": _emit_control,     # (v9,) = impl_cond(v8, v0, **consts[0])   (regions compiled on their own)
 }
@@ -623,6 +655,7 @@ def expression(node, ctx: _Context) -> str:
 def numpy_ufunc(node) -> "np.ufunc | None":
     """The NumPy ufunc a node's line calls directly (so it takes ``out=``), or None."""
     definition = opdef(node.op)
-    if _emitter(node) is not _emit_numpy or node.attrs or _numpy_function(definition) is None:
+    if _emitter(node) not in (_emit_numpy, _emit_binary) or scalar_operator(node) is not None or node.attrs \
+            or _numpy_function(definition) is None:
         return None
     return definition.impl if isinstance(definition.impl, np.ufunc) else None
