@@ -23,8 +23,6 @@ from benchmarks.corpus.check import differences, leaves, verdict
 KNOWN_WRONG = {
     "csr_matvec": "CRASH: BreakGraph: data-dependent value: the int of a tensor computed by index is needed by "
                   "Python (an internal exception escapes compile() when a slice bound comes from an array)",
-    "quantize": "WRONG: call 1: result[2]: type ndarray instead of float64 (a full sum ending a fused kernel is "
-                "returned as a 0-d array, where NumPy returns a float64 scalar)",
 }
 
 

@@ -522,3 +522,19 @@ def test_every_way_an_operand_can_repeat_along_the_loop_computes_numpy_s_values(
                     g = trace(fn, {"x": (loop, "float32")}, {"t": t})
                     compiled = compile_graph(g, "fused", options=ALWAYS)
                     assert_bits(compiled(x), [np.asarray(fn(x, {"t": t}))], f"{fn.__name__} {loop} {t_shape}")
+
+
+
+@needs_compiler
+@pytest.mark.parametrize("make", [lambda x: (x * 2.0).sum(), lambda x: np.tanh(x).mean(), lambda x: (x - 1.0).var()],
+                         ids=["sum", "mean", "var"])
+def test_a_kernel_ending_in_a_full_reduction_gives_a_numpy_scalar(make):
+    """NumPy's reductions to 0-d give a scalar (np.float64), not a 0-d array, and compile() hands back what the
+    graph's code computes: a kernel must give the scalar too."""
+    x = np.linspace(-1.0, 1.0, 5_000)
+    compiled = compile_graph(trace(make, {"x": x.shape}), backend="fused", options=ALWAYS)
+    assert compiled.kernels, "the reduction ran as a kernel"
+    (got,) = compiled._forward((x,), compiled._params)  # the raw outputs, before the wrapper makes arrays of them
+    expected = make(x)
+    assert type(got) is type(expected)
+    assert_close([np.asarray(got)], [np.asarray(expected)], "full reduction", "fused")

@@ -127,6 +127,8 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
             other = pool.submit(fn, middle, total, *dims, *pointers)
             fn(0, middle, *dims, *pointers)
             other.result()
+        if out is None:  # a 0-d result is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
+            results = [r[()] if r.ndim == 0 else r for r in results]
         return results[0] if single else tuple(results)
 
     return call
