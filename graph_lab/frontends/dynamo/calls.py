@@ -121,6 +121,10 @@ class CallCapture:
             self.side_effect(f"call to {f.__name__}(), which graph_lab treats as having effects outside the graph")
         if isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) and hasattr(f, "__self__"):
             return self._builtin_method(f, fn, args, kwargs)
+        if f is np.ndindex and not kwargs:
+            if fn.source is not None:
+                self.guard(fn)
+            return self._ndindex(args)
         target, bound_self, self_source, func_source = self._python_callable(fn)
         if target is not None:
             all_args = ([Var(bound_self, self_source)] if bound_self is not None else []) + list(args)
@@ -170,6 +174,17 @@ class CallCapture:
         if f in LAZY_ITERATORS:  # an iterator: its items now, as a state a recipe can rebuild
             result = IterState([self._from_container(x) for x in self._run(list, (result,), {})])
         return self.created(result)
+
+    def _ndindex(self, args: list[Var]) -> Var:
+        """``np.ndindex(shape)`` of sizes known now: the index tuples, as a state a recipe can rebuild (the NumPy
+        object would be made by Python at a break, and iterating it there would give one graph per index)."""
+        shape = [self.use(a) for a in args]
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = list(shape[0])
+        if not all(type(d) is int for d in shape):
+            raise BreakGraph("np.ndindex over sizes that are not ints known at capture (symbolic sizes)",
+                             "it runs as ordinary Python between two graphs")
+        return self.created(IterState([Var(index) for index in np.ndindex(*shape)]))
 
     def _iterator(self, f, args) -> Var:
         """zip, enumerate, reversed, iter over lists, tuples, dicts or arrays: an IterState of Vars, so that

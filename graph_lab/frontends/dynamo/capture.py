@@ -505,6 +505,11 @@ class CaptureContext(CallCapture):
         elif var.source is None and self.containers.items(value) is not None:
             items = self.containers.items(value)
         else:
+            if var.source is not None and hasattr(type(value), "__next__"):
+                # An iterator made before this graph: taking its items changes it, and a capture that starts
+                # again (after a break further on) would find it emptied.
+                raise BreakGraph(f"iteration over a {type(value).__name__} iterator made before this graph, "
+                                 f"which taking its items would use up", "it runs as ordinary Python")
             items = [self._from_container(x) for x in self._run(list, (self.use(var),), {})]
         return items if as_vars else [v.value for v in items]
 

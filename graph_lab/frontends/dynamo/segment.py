@@ -370,7 +370,7 @@ class RecipeMaker:
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
         if isinstance(x, np.ndarray):
-            return ("array", x.copy())
+            return self._array(x)
         if isinstance(x, types.CellType) and id(x) in self.ctx.cell_vars:
             var = self.ctx.cell_vars[id(x)]
             return ("cell", None if var is None else self.var(var))
@@ -383,6 +383,18 @@ class RecipeMaker:
             owner, name = self.ctx.dict_views[id(x)]
             return ("call_method", self.var(owner), name)
         return ("const", x)
+
+    def _array(self, x: np.ndarray) -> tuple:
+        """A NumPy array made during capture (``np.zeros((4, 4))`` run for real): a new copy on each call. A view
+        of another such array is rebuilt as a view of that array's copy, at the same offset and strides, so that
+        a write through either one is seen through both, as in eager code."""
+        root = x
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root is x or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return ("array", x.copy(order="K"))
+        offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return ("array_view", self.value(root), offset, x.shape, x.dtype, x.strides)
 
     def tensor(self, t: Tensor) -> tuple:
         if t._view is None or t._maybe_alias is not None:
@@ -423,7 +435,10 @@ class Rebuilder:
                 self.built[slot] = self(table[slot])
             return self.built[slot]
         if kind == "array":
-            return recipe[1].copy()
+            return recipe[1].copy(order="K")
+        if kind == "array_view":
+            _, root, offset, shape, dtype, strides = recipe
+            return np.ndarray(shape, dtype, buffer=self(root), offset=offset, strides=strides)
         if kind == "null":
             return NULL
         if kind == "list":
