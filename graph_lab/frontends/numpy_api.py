@@ -159,7 +159,19 @@ def apply_function(rec, func, args, kwargs):
         raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
                        f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
                        f"outside the captured function")
+    out = kwargs.pop("out", None)
     try:
-        return handler(*args, **kwargs)
+        result = handler(*args, **kwargs)
     except TypeError as e:
         raise rec.fail(f"{name} was called with arguments graph_lab's op does not take: {e}") from None
+    return result if out is None else _write_out(rec, name, result, out)
+
+
+def _write_out(rec, name, result, out):
+    """``out=`` of a NumPy function: the result written into ``out`` (a stand-in), which is returned."""
+    if not isinstance(out, Tensor):
+        raise rec.fail(f"{name}(..., out=) into a NumPy array cannot be recorded; assign the result instead")
+    if tuple(out.shape) != tuple(result.shape):
+        raise rec.fail(f"{name}: output parameter has shape {tuple(out.shape)}, the result {tuple(result.shape)}")
+    out[...] = _cast_same_kind(rec, name, result, out)
+    return out

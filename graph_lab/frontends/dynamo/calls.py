@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard
 from .iterators import EnumerateIter, SequenceIter
+from .mutation import copyto
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
@@ -105,6 +106,10 @@ class CallCapture:
                                                      is_internal_function(f)):
             raise BreakGraph(f"{getattr(f, '__name__', f)} is given a Python function to call, which it would "
                              f"run where graph_lab cannot see", "it runs as ordinary Python between two graphs")
+        if f is np.copyto and args and isinstance(args[0].value, Tensor):  # a write into a stand-in: recorded
+            if fn.source is not None:
+                self.guard(fn)
+            return self.created(self._run(copyto, self._raws(args), self._raws(kwargs)))
         if is_internal_function(f) and not isinstance(f, type):
             if (getattr(f, "__module__", "") or "").startswith("numpy.random"):
                 self.side_effect(f"random number generation ({f.__name__})")

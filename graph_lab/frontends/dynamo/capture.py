@@ -38,6 +38,7 @@ from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
+from .mutation import InputWrites, store_key, stores_itself
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived_text,
@@ -81,10 +82,8 @@ class DynamoRecorder(Recorder):
                          "both sides of it are still compiled")
 
     def check_writable(self, root: Tensor) -> None:
-        if root._storage.is_input:
-            raise BreakGraph(f"in-place write into {root._storage.is_input}, an array the function did not create",
-                             "the write runs as ordinary Python between two graphs; create the array inside the "
-                             "function to keep it in one graph")
+        if root._storage.is_input:  # recorded, and written back when the graph ends (see mutation.py)
+            self.writes.allow(root)
 
 
 class CaptureContext(CallCapture):
@@ -94,6 +93,7 @@ class CaptureContext(CallCapture):
         self.graph = Graph("compiled")
         self.recorder = DynamoRecorder(self.graph, self.loc)
         self.guards = GuardSet(counts=(len, items_left))  # (see GuardSet.merge_lower_bounds)
+        self.writes = self.recorder.writes = InputWrites(self.guards, self.loc)
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
         self.arrays_by_id: dict[int, tuple[Tensor, object]] = {}  # id(input array) -> (stand-in, first source)
@@ -173,6 +173,7 @@ class CaptureContext(CallCapture):
         value = self.graph.add_input(name, TensorType.of(array) if self.dynamic_axes is None else
                                      self._input_type(array, source), loc)  # (of: every size static)
         t = Tensor(self.recorder, value, Storage(f"the array {described}"))
+        self.writes.add_input(t, source, array)
         self.arrays_by_id[id(array)] = (t, source)
         self.input_sources[name] = source
         self._keep.append(array)
@@ -349,8 +350,7 @@ class CaptureContext(CallCapture):
         return a is b
 
     def _input_source(self, t: Tensor):
-        node = t._value.node
-        return self.input_sources.get(node.attrs["name"]) if node.op == "input" and t._view is None else None
+        return self.writes.source_of(t)
 
     def truth(self, var: Var) -> bool:
         value = var.value
@@ -376,6 +376,9 @@ class CaptureContext(CallCapture):
     def mutate(self, container: Var, what: str) -> None:
         if id(container.value) not in self.created_ids:
             self.side_effect(f"{what} on a {type(container.value).__name__} the function did not create")
+
+    def stores_itself(self, obj: Var, key, value: Var) -> bool:
+        return stores_itself(self, obj, key, value)
 
     def check_inplace(self, left: Var, op: str) -> None:
         if isinstance(left.value, (list, dict, set)):
@@ -466,8 +469,9 @@ class CaptureContext(CallCapture):
     def store_subscript(self, container: Var, key: Var, value: Var) -> None:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else self.use(key)
-            self._run(operator.setitem, (c, k, self.operand(value)), {})
+            self._run(operator.setitem, (c, store_key(self, key), self.operand(value)), {})
+            return
+        if stores_itself(self, container, key.value, value, item=True):
             return
         self.mutate(container, "item assignment")
         k = self.use(key)

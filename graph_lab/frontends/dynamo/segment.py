@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guards import Guard
 from .iterators import LazyIter
+from .mutation import write_back
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
@@ -70,6 +71,9 @@ class Segment:
     """The names of the graph's inputs, in order (``graph.input_names``, as capture knew them)."""
     symbolic: bool | None = None
     """Whether the graph's sizes are symbolic (``is_symbolic_graph(graph)``, as capture knew it)."""
+    writebacks: tuple = ()
+    """``(source, output index)`` of each array of the caller's that the graph writes into: the output is
+    copied into it when the graph has run (``mutation.write_back``)."""
 
     def __init__(self, start: int, graph: Graph, input_sources: list, guards, local_recipes: dict,
                  stack_recipes: list, end: str, result_recipe: tuple | None = None, *, input_names: list | None = None,
@@ -130,6 +134,8 @@ class Segment:
             else:
                 outs = []
             rebuild = None
+        if self.writebacks:
+            write_back(self.writebacks, inputs, outs)
         if self.end == "return":
             if plan.result_out is not None and type(outs[plan.result_out]) is np.ndarray:
                 return outs[plan.result_out], None, None  # (what escape() returns for an array)
@@ -406,10 +412,17 @@ class RecipeMaker:
         if t._view is not None:
             base, op, attrs = t._view
             return ("view", self.tensor(base), op, attrs)
-        if t._value not in self._out_index:
-            self._out_index[t._value] = len(self.outputs)
-            self.outputs.append(t._value)
-        return ("out", self._out_index[t._value])
+        source = self.ctx.writes.source_of(t) if self.ctx.writes else None
+        if source is not None:  # an array of the caller's, written into: it is the caller's array again
+            return ("source", source)
+        return ("out", self.output(t._value))
+
+    def output(self, value: Value) -> int:
+        """The position of ``value`` among the graph's outputs (added once)."""
+        if value not in self._out_index:
+            self._out_index[value] = len(self.outputs)
+            self.outputs.append(value)
+        return self._out_index[value]
 
 
 class Rebuilder:
