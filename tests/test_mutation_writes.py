@@ -19,8 +19,8 @@ def graphs_and_breaks(cf) -> tuple[int, int]:
 def _copy(x):
     if isinstance(x, np.ndarray):
         return x.copy()
-    if isinstance(x, list):
-        return [_copy(v) for v in x]
+    if isinstance(x, (list, tuple)):
+        return type(x)(_copy(v) for v in x)
     if isinstance(x, dict):
         return {k: _copy(v) for k, v in x.items()}
     return x
@@ -50,6 +50,7 @@ def check(fn, make_args, calls=3, one_graph=True, backend="auto"):
     for i in range(calls):
         args = make_args(rng)
         eager_args, compiled_args = _copy(args), _copy(args)
+        assert not any(a is b for a, b in zip(_arrays(eager_args), _arrays(compiled_args)))
         eager_views = [_views(a) for a in _arrays(eager_args)]
         compiled_views = [_views(a) for a in _arrays(compiled_args)]
         expected = fn(*eager_args)

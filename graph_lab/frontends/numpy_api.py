@@ -145,7 +145,7 @@ FUNCTIONS = {
     np.concatenate: _op(Op.CONCATENATE), np.stack: _op(Op.STACK), np.split: _op(Op.SPLIT),
     np.array_split: _array_split, np.hstack: hstack, np.vstack: vstack, np.repeat: _op(Op.REPEAT),
     np.tile: _op(Op.TILE), np.pad: _op(Op.PAD), np.triu: _op(Op.TRIU), np.tril: _op(Op.TRIL),
-    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE),
+    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE), np.empty_like: _op(Op.ZEROS_LIKE),
     np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
     np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _size,

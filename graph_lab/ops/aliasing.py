@@ -12,7 +12,7 @@ from .base import Op, opdef
 FRESH_FAMILIES = frozenset({"unary", "binary", "reduce", "nn"})
 """Families every op of which returns a new array."""
 FRESH_OPS = frozenset({Op.MATMUL, Op.OUTER, Op.CONCATENATE, Op.STACK, Op.REPEAT, Op.TILE, Op.PAD, Op.TRIU,
-                       Op.TRIL, Op.INDEX_UPDATE, Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
+                       Op.TRIL, Op.INDEX_UPDATE, Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE, Op.FULL})
 """Other ops that return a new array."""
 
 

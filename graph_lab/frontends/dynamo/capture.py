@@ -25,11 +25,10 @@ import types
 
 import numpy as np
 
-from ...ir.graph import Graph, Node
+from ...ir.graph import Graph
 from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
-from ..recorder import Recorder
 from ..tensor import Storage, Tensor
 from . import handlers
 from .calls import CallCapture
@@ -39,6 +38,7 @@ from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
 from .mutation import InputWrites, store_key, stores_itself
+from .recorder import DynamoRecorder
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived_text,
@@ -61,29 +61,6 @@ first, ``np`` and ``np.tanh``)."""
 _KEPT_AS_IS = frozenset({list, dict, tuple}) | _ID_GUARDED
 """Exact types that ``wrap`` keeps as they are without its tests: no array, no IterState, not IMMUTABLE (the
 arguments' containers, and ``np`` and ``np.tanh``)."""
-
-
-class DynamoRecorder(Recorder):
-    """Records into one graph; a value Python needs now ends the graph (a break), it is never guessed."""
-
-    kind = "compile"
-
-    def __init__(self, graph: Graph, location):
-        self.graph = graph
-        self.location = location  # the line of the bytecode being interpreted (not Python's own stack)
-
-    def add_node(self, node: Node) -> None:
-        self.graph.nodes.append(node)
-
-    def concretize(self, t: Tensor, kind: str):
-        node = t._value.node
-        raise BreakGraph(f"data-dependent value: the {kind} of a tensor computed by {node.op} is needed by Python",
-                         "select with F.where or np.where instead of branching, or accept the break: "
-                         "both sides of it are still compiled")
-
-    def check_writable(self, root: Tensor) -> None:
-        if root._storage.is_input:  # recorded, and written back when the graph ends (see mutation.py)
-            self.writes.allow(root)
 
 
 class CaptureContext(CallCapture):
