@@ -347,6 +347,9 @@ ELEMENTWISE_OTHER = [
     S(Op.CAST, "f32-nan-inf-to-f64", lambda x: x.astype(np.float64), lambda x: x.astype(np.float64), special(f32)),
     S(Op.CAST, "size0", lambda x: x.astype(np.int64), lambda x: x.astype(np.int64), normal(0, 2)),
 
+    S(Op.FULL, "0d-fill", lambda x: np.full((2, 3), x), lambda x: F.full((2, 3), x), normal()),
+    S(Op.FULL, "0d-fill-i32-dtype-f32", lambda x: np.full(4, x, np.float32), lambda x: F.full(4, x, np.float32),
+      ints(dtype=i32)),
     S(Op.ZEROS_LIKE, "np", lambda x: np.zeros_like(x), lambda x: np.zeros_like(x), normal(3, 4, dtype=f32)),
     S(Op.ZEROS_LIKE, "F-dtype", lambda x: np.zeros_like(x, dtype=np.int32), lambda x: F.zeros_like(x, dtype=np.int32),
       normal(2, 3)),

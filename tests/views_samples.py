@@ -73,7 +73,7 @@ def nn(x, p):
 def constants(x):
     """Weak Python scalars, NumPy scalars, -0.0, inf and a constant array: each must keep its exact type."""
     return (0.5 * x + 1, x * np.float64(2.0), x + (-0.0), x + math.inf, x + np.arange(4, dtype=np.float32),
-            F.zeros_like(x), F.ones_like(x, dtype=np.int32), F.full_like(x, 3.5), 2 ** 62 + x.sum())
+            F.zeros_like(x), F.ones_like(x, dtype=np.int32), F.full_like(x, 3.5), 2**62 + x.sum(), F.full(2, x.max()))
 
 
 _RNG = np.random.default_rng(12)

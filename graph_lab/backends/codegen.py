@@ -34,21 +34,13 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op, opdef
+from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from . import pycode
 from .options import MIN_BUFFER_BYTES
 
 
-# Ops whose result never shares memory with an operand (families: every op of the family).
-FRESH_FAMILIES = frozenset({"unary", "binary", "reduce", "nn"})
-FRESH_OPS = frozenset({Op.MATMUL, Op.OUTER, Op.CONCATENATE, Op.STACK, Op.REPEAT, Op.TILE, Op.PAD, Op.TRIU,
-                       Op.TRIL, Op.INDEX_UPDATE, Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
 # Views whose result is C-contiguous whenever their operand is.
 C_VIEW_OPS = frozenset({Op.RESHAPE, Op.EXPAND_DIMS, Op.SQUEEZE})
-
-
-def returns_fresh(node: Node) -> bool:
-    """The node's results are new arrays, sharing memory with none of its operands."""
-    return opdef(node.op).family in FRESH_FAMILIES or node.op in FRESH_OPS
 
 
 @dataclass

@@ -145,7 +145,7 @@ FUNCTIONS = {
     np.concatenate: _op(Op.CONCATENATE), np.stack: _op(Op.STACK), np.split: _op(Op.SPLIT),
     np.array_split: _array_split, np.hstack: hstack, np.vstack: vstack, np.repeat: _op(Op.REPEAT),
     np.tile: _op(Op.TILE), np.pad: _op(Op.PAD), np.triu: _op(Op.TRIU), np.tril: _op(Op.TRIL),
-    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE),
+    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE), np.empty_like: _op(Op.ZEROS_LIKE),
     np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
     np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _size,
@@ -159,7 +159,19 @@ def apply_function(rec, func, args, kwargs):
         raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
                        f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
                        f"outside the captured function")
+    out = kwargs.pop("out", None)
     try:
-        return handler(*args, **kwargs)
+        result = handler(*args, **kwargs)
     except TypeError as e:
         raise rec.fail(f"{name} was called with arguments graph_lab's op does not take: {e}") from None
+    return result if out is None else _write_out(rec, name, result, out)
+
+
+def _write_out(rec, name, result, out):
+    """``out=`` of a NumPy function: the result written into ``out`` (a stand-in), which is returned."""
+    if not isinstance(out, Tensor):
+        raise rec.fail(f"{name}(..., out=) into a NumPy array cannot be recorded; assign the result instead")
+    if tuple(out.shape) != tuple(result.shape):
+        raise rec.fail(f"{name}: output parameter has shape {tuple(out.shape)}, the result {tuple(result.shape)}")
+    out[...] = _cast_same_kind(rec, name, result, out)
+    return out

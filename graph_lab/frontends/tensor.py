@@ -226,6 +226,12 @@ class Tensor(TensorLike):
                     return
             except OpError:
                 pass
+        if isinstance(key, Tensor) and key.dtype == np.bool_ and np.ndim(value) == 0 and \
+                same_shape(key.type.shape, self.type.shape):
+            # x[mask] = v with a mask of x's shape and one value: a select, with no data-dependent shape
+            new = call_op(Op.WHERE, key, value, self)
+            self._write(new if new.dtype == self.dtype else call_op(Op.CAST, new, self.dtype))
+            return
         self._write(call_op(Op.INDEX_UPDATE, self, key, value))
 
     def fill(self, value) -> None:

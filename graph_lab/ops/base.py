@@ -33,6 +33,7 @@ class Op(StrEnum):
     ZEROS_LIKE = "zeros_like"
     ONES_LIKE = "ones_like"
     FULL_LIKE = "full_like"
+    FULL = "full"
     # elementwise, one operand
     NEG = "neg"
     ABS = "abs"

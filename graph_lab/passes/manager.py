@@ -35,6 +35,7 @@ from .cse import cse
 from .dce import dce
 from .fast_math import simplify_fast_math
 from .fold import fold_constants, freeze_params
+from .fresh_outputs import keep_outputs_apart
 from .simplify import simplify
 
 Pass = Callable[[Graph], list[str]]
@@ -165,7 +166,24 @@ def run_pipeline_on(graph: Graph, pipeline: str | Iterable[str] = "exact", *, ve
         reports.append(report)
         if logged:
             _log(report, log)
+    if work is not graph:
+        _keep_outputs_apart(graph, work, reports, verify, logged and log)
     return work, reports
+
+
+def _keep_outputs_apart(graph: Graph, work: Graph, reports: list[PassReport], verify: bool, log: bool) -> None:
+    """After the passes, outputs that now share memory they did not share before get a copy (see
+    ``fresh_outputs``); reported as one more pass when it copied anything."""
+    start = time.perf_counter()
+    before = work.count()
+    changes = keep_outputs_apart(graph, work)
+    if changes:
+        report = PassReport("fresh_outputs", before, work.count(), changes, time.perf_counter() - start)
+        if verify:
+            work.verify()
+        reports.append(report)
+        if log or logs.on("passes"):
+            _log(report, log)
 
 
 def _log(report: PassReport, to_stdout: bool) -> None:

@@ -298,8 +298,18 @@ def _like(op: Op, spellings: tuple[str, ...], value):
     return template
 
 
+def _full(p: Picker) -> Expr | None:
+    """``F.full(shape, x.max())``: a fill known only when the graph runs (with a number, NumPy runs now)."""
+    v = p.floating(lambda v: v.shape and 0 not in v.shape)
+    if v is None:
+        return None
+    shape = p.choice(("{}.shape", "(2,) + {}.shape")).format(v.name)
+    return Expr(f"F.full({shape}, {v.name}.max())", ("full",), v.lo, v.hi)
+
+
 SOURCES = {
     Op.ZEROS_LIKE: _like(Op.ZEROS_LIKE, ("np.zeros_like({}{})",), 0.0),
     Op.ONES_LIKE: _like(Op.ONES_LIKE, ("np.ones_like({}{})",), 1.0),
     Op.FULL_LIKE: _like(Op.FULL_LIKE, ("np.full_like({}, 2.0{})",), 2.0),
+    Op.FULL: _full,
 }

@@ -14,7 +14,9 @@ import types
 
 import numpy as np
 
+from ...errors import OpError
 from ...ir.sizes import symbol_sources
+from ...ops import REGISTRY, Op
 from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op, free_symbols
 from .. import control
 from ..symbols import SymFloat
@@ -22,6 +24,7 @@ from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard
 from .iterators import EnumerateIter, SequenceIter
+from .mutation import copyto
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
@@ -29,6 +32,10 @@ from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSIN
 
 
 CONTROL_FLOW = frozenset({control.cond, control.while_loop, control.fori_loop, control.scan})
+ALLOCATORS = {np.zeros: ("shape", "dtype", "order"), np.ones: ("shape", "dtype", "order"),
+              np.empty: ("shape", "dtype", "order"), np.full: ("shape", "fill_value", "dtype", "order"),
+              np.ndarray: ("shape", "dtype", "buffer", "offset", "strides", "order")}
+"""NumPy's allocating functions that capture records as a ``full`` node, with the names of their arguments."""
 
 
 class CallCapture:
@@ -105,6 +112,16 @@ class CallCapture:
                                                      is_internal_function(f)):
             raise BreakGraph(f"{getattr(f, '__name__', f)} is given a Python function to call, which it would "
                              f"run where graph_lab cannot see", "it runs as ordinary Python between two graphs")
+        if f in ALLOCATORS:
+            made = self._allocate(f, args, kwargs)
+            if made is not None:
+                if fn.source is not None:
+                    self.guard(fn)
+                return made
+        if f is np.copyto and args and isinstance(args[0].value, Tensor):  # a write into a stand-in: recorded
+            if fn.source is not None:
+                self.guard(fn)
+            return self.created(self._run(copyto, self._raws(args), self._raws(kwargs)))
         if is_internal_function(f) and not isinstance(f, type):
             if (getattr(f, "__module__", "") or "").startswith("numpy.random"):
                 self.side_effect(f"random number generation ({f.__name__})")
@@ -121,6 +138,10 @@ class CallCapture:
             self.side_effect(f"call to {f.__name__}(), which graph_lab treats as having effects outside the graph")
         if isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) and hasattr(f, "__self__"):
             return self._builtin_method(f, fn, args, kwargs)
+        if f is np.ndindex and not kwargs:
+            if fn.source is not None:
+                self.guard(fn)
+            return self._ndindex(args)
         target, bound_self, self_source, func_source = self._python_callable(fn)
         if target is not None:
             all_args = ([Var(bound_self, self_source)] if bound_self is not None else []) + list(args)
@@ -170,6 +191,38 @@ class CallCapture:
         if f in LAZY_ITERATORS:  # an iterator: its items now, as a state a recipe can rebuild
             result = IterState([self._from_container(x) for x in self._run(list, (result,), {})])
         return self.created(result)
+
+    def _allocate(self, f, args: list[Var], kwargs: dict[str, Var]) -> Var | None:
+        """``np.zeros(shape)`` and the other ALLOCATORS: a ``full`` node, so that the array is a stand-in and what
+        is written into it stays in the graph. None for a call the op does not express (``order="F"``, a
+        buffer), which runs as NumPy."""
+        names = ALLOCATORS[f]
+        if len(args) > len(names) or any(k not in names for k in kwargs):
+            return None
+        bound = dict(zip(names, args), **kwargs)
+        if any(k in bound for k in ("buffer", "offset", "strides")) or \
+                bound.get("order") is not None and self.use(bound["order"]) != "C":
+            return None
+        shape = self.use(bound["shape"])
+        fill = self.operand(bound["fill_value"]) if "fill_value" in bound else 1.0 if f is np.ones else 0.0
+        dtype = self.use(bound["dtype"]) if "dtype" in bound else None if f is np.full else np.float64
+        definition = REGISTRY[Op.FULL]
+        try:
+            operands, attrs = definition.bind(shape, fill, dtype)
+        except OpError as e:
+            raise BreakGraph(f"{f.__name__}: {e}") from None
+        return Var(self.recorder.emit(Op.FULL, operands, attrs))
+
+    def _ndindex(self, args: list[Var]) -> Var:
+        """``np.ndindex(shape)`` of sizes known now: the index tuples, as a state a recipe can rebuild (the NumPy
+        object would be made by Python at a break, and iterating it there would give one graph per index)."""
+        shape = [self.use(a) for a in args]
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = list(shape[0])
+        if not all(type(d) is int for d in shape):
+            raise BreakGraph("np.ndindex over sizes that are not ints known at capture (symbolic sizes)",
+                             "it runs as ordinary Python between two graphs")
+        return self.created(IterState([Var(index) for index in np.ndindex(*shape)]))
 
     def _iterator(self, f, args) -> Var:
         """zip, enumerate, reversed, iter over lists, tuples, dicts or arrays: an IterState of Vars, so that

@@ -25,11 +25,10 @@ import types
 
 import numpy as np
 
-from ...ir.graph import Graph, Node
+from ...ir.graph import Graph
 from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
-from ..recorder import Recorder
 from ..tensor import Storage, Tensor
 from . import handlers
 from .calls import CallCapture
@@ -38,6 +37,8 @@ from .containers import TrackedContainers
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
+from .mutation import InputWrites, store_key, stores_itself
+from .recorder import DynamoRecorder
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
 from .values import (CALLABLES, COMPUTING_OPCODES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived_text,
@@ -62,31 +63,6 @@ _KEPT_AS_IS = frozenset({list, dict, tuple}) | _ID_GUARDED
 arguments' containers, and ``np`` and ``np.tanh``)."""
 
 
-class DynamoRecorder(Recorder):
-    """Records into one graph; a value Python needs now ends the graph (a break), it is never guessed."""
-
-    kind = "compile"
-
-    def __init__(self, graph: Graph, location):
-        self.graph = graph
-        self.location = location  # the line of the bytecode being interpreted (not Python's own stack)
-
-    def add_node(self, node: Node) -> None:
-        self.graph.nodes.append(node)
-
-    def concretize(self, t: Tensor, kind: str):
-        node = t._value.node
-        raise BreakGraph(f"data-dependent value: the {kind} of a tensor computed by {node.op} is needed by Python",
-                         "select with F.where or np.where instead of branching, or accept the break: "
-                         "both sides of it are still compiled")
-
-    def check_writable(self, root: Tensor) -> None:
-        if root._storage.is_input:
-            raise BreakGraph(f"in-place write into {root._storage.is_input}, an array the function did not create",
-                             "the write runs as ordinary Python between two graphs; create the array inside the "
-                             "function to keep it in one graph")
-
-
 class CaptureContext(CallCapture):
     symbolic = True
 
@@ -94,6 +70,7 @@ class CaptureContext(CallCapture):
         self.graph = Graph("compiled")
         self.recorder = DynamoRecorder(self.graph, self.loc)
         self.guards = GuardSet(counts=(len, items_left))  # (see GuardSet.merge_lower_bounds)
+        self.writes = self.recorder.writes = InputWrites(self.guards, self.loc)
         self.fn_globals = fn_globals
         self.input_sources: dict[str, object] = {}  # graph input name -> Source
         self.arrays_by_id: dict[int, tuple[Tensor, object]] = {}  # id(input array) -> (stand-in, first source)
@@ -173,6 +150,7 @@ class CaptureContext(CallCapture):
         value = self.graph.add_input(name, TensorType.of(array) if self.dynamic_axes is None else
                                      self._input_type(array, source), loc)  # (of: every size static)
         t = Tensor(self.recorder, value, Storage(f"the array {described}"))
+        self.writes.add_input(t, source, array)
         self.arrays_by_id[id(array)] = (t, source)
         self.input_sources[name] = source
         self._keep.append(array)
@@ -349,8 +327,7 @@ class CaptureContext(CallCapture):
         return a is b
 
     def _input_source(self, t: Tensor):
-        node = t._value.node
-        return self.input_sources.get(node.attrs["name"]) if node.op == "input" and t._view is None else None
+        return self.writes.source_of(t)
 
     def truth(self, var: Var) -> bool:
         value = var.value
@@ -376,6 +353,9 @@ class CaptureContext(CallCapture):
     def mutate(self, container: Var, what: str) -> None:
         if id(container.value) not in self.created_ids:
             self.side_effect(f"{what} on a {type(container.value).__name__} the function did not create")
+
+    def stores_itself(self, obj: Var, key, value: Var) -> bool:
+        return stores_itself(self, obj, key, value)
 
     def check_inplace(self, left: Var, op: str) -> None:
         if isinstance(left.value, (list, dict, set)):
@@ -466,8 +446,9 @@ class CaptureContext(CallCapture):
     def store_subscript(self, container: Var, key: Var, value: Var) -> None:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else self.use(key)
-            self._run(operator.setitem, (c, k, self.operand(value)), {})
+            self._run(operator.setitem, (c, store_key(self, key), self.operand(value)), {})
+            return
+        if stores_itself(self, container, key.value, value, item=True):
             return
         self.mutate(container, "item assignment")
         k = self.use(key)
@@ -505,6 +486,11 @@ class CaptureContext(CallCapture):
         elif var.source is None and self.containers.items(value) is not None:
             items = self.containers.items(value)
         else:
+            if var.source is not None and hasattr(type(value), "__next__"):
+                # An iterator made before this graph: taking its items changes it, and a capture that starts
+                # again (after a break further on) would find it emptied.
+                raise BreakGraph(f"iteration over a {type(value).__name__} iterator made before this graph, "
+                                 f"which taking its items would use up", "it runs as ordinary Python")
             items = [self._from_container(x) for x in self._run(list, (self.use(var),), {})]
         return items if as_vars else [v.value for v in items]
 

@@ -50,6 +50,10 @@ class ConcreteContext:
     def mutate(self, container: Var, what: str) -> None:
         pass
 
+    @staticmethod
+    def stores_itself(obj: Var, key, value: Var) -> bool:
+        return False
+
     def check_inplace(self, left: Var, op: str) -> None:
         pass
 

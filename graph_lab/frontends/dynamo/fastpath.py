@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .guards import _check_expr, dims_match, item_runs, sizes_hold, same_value
+from .guards import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -102,8 +102,10 @@ class _Writer:
             if g.kind == "type":
                 typed[g.source] = g.expected
             other = ""
-            if g.kind in ("alias", "distinct"):
+            if g.kind in PAIR_KINDS:
                 other = self.fetch(g.expected)
+                expected = "None"
+            elif g.kind == "writeable":
                 expected = "None"
             elif g.kind == "keys":
                 expected = self.const(tuple(g.expected))
@@ -122,6 +124,7 @@ class _Writer:
             body.append("    break")
         for s in seg.input_sources:
             self.fetch(s)
+        writes = [f"{self.const(np.copyto)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
         self.named_errors = None
         run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)
@@ -140,6 +143,7 @@ class _Writer:
         else:
             self.lines += ["        try:", f"            R = {run}", "        except Exception as e:",
                            f"            raise {self.named_errors}(e)"]
+        self.lines += [f"        {line}" for line in writes]  # the caller's arrays, before anything else runs
         self.lines.append(f"        return {result}")
 
     def array_check(self, v: str, expected: tuple) -> str:
@@ -284,6 +288,7 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
     source = "\n".join(lines)
     namespace = {"ONCE": (None,), "UNSET": UNSET,
                  "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match, "sizes_hold": sizes_hold,
+                 "may_share": np.may_share_memory,
                  "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr,
                                                     "dict": dict, "zip": zip, "all": all, "Exception": Exception}}
     exec(compile(source, "<graph_lab fast path>", "exec"), namespace)

@@ -18,7 +18,10 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .sources import Const, DerivedSource, ItemSource, Source
 
-KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct")
+KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct", "writeable",
+         "disjoint")
+PAIR_KINDS = ("alias", "distinct", "disjoint")
+"""Guards on two sources: ``expected`` is the other one."""
 
 
 @dataclass
@@ -29,7 +32,8 @@ class Guard:
     """Where the guarded value is read from."""
     expected: Any
     """The type, object, value, (shape, dtype), length or keys seen at capture; for "alias" ("distinct"), the
-    source of the array this one was (was not) the same object as."""
+    source of the array this one was (was not) the same object as; for "disjoint", the source of an array this
+    one (which the graph writes into) shared no memory with; None for "writeable"."""
     loc: SourceLoc | None = None
     """The user's line whose capture depended on this fact."""
 
@@ -57,6 +61,10 @@ class Guard:
             text = f"{what} is the same array as {self.expected.describe()}"
         elif self.kind == "distinct":
             text = f"{what} is not the same array as {self.expected.describe()}"
+        elif self.kind == "writeable":
+            text = f"{what} is writeable (the graph writes into it)"
+        elif self.kind == "disjoint":
+            text = f"{what} shares no memory with {self.expected.describe()} (the graph writes into it)"
         else:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
@@ -99,6 +107,11 @@ class Guard:
         if self.kind == "distinct":
             return f"{what} is the same array as {self.expected.describe()}, the cached graph was built " \
                    f"for two different arrays{where}"
+        if self.kind == "writeable":
+            return f"{what} is read-only, the cached graph writes into it{where}"
+        if self.kind == "disjoint":
+            return f"{what} may share memory with {self.expected.describe()}, the cached graph writes into it " \
+                   f"and was built for arrays that do not overlap{where}"
         return f"{what} is another object than the one the cached graph was built for{where}"
 
 
@@ -168,6 +181,10 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
         return f"{v} is {other}"
     if kind == "distinct":
         return f"{v} is not {other}"
+    if kind == "writeable":
+        return f"{v}.flags.writeable"
+    if kind == "disjoint":
+        return f"not may_share({v}, {other})"
     return f"type({v}) is dict and tuple({v}) == {k}"
 
 
@@ -195,7 +212,7 @@ def _lower_bound_guard(count: Source, k: int, holds: bool, loc) -> Guard:
 
 def _key(guard: Guard) -> tuple:
     """What makes two guards the same check (the set keeps the first)."""
-    return guard.kind, guard.source, guard.expected if guard.kind in ("alias", "distinct") else None
+    return guard.kind, guard.source, guard.expected if guard.kind in PAIR_KINDS else None
 
 
 class GuardSet:
@@ -260,7 +277,7 @@ class GuardSet:
                         self._guards.append(guard)
                     return
         kind = guard.kind  # (_key, inlined: every guard of a capture is added here)
-        key = kind, guard.source, guard.expected if kind in ("alias", "distinct") else None
+        key = kind, guard.source, guard.expected if kind in PAIR_KINDS else None
         keys = self._keys
         size = len(keys)
         keys.add(key)  # (``if key not in keys: keys.add(key)`` would hash the key, and so its source, twice)
@@ -384,7 +401,7 @@ class GuardSet:
                           "            return n"]
                 n = end
                 continue
-            if g.kind in ("alias", "distinct"):
+            if g.kind in PAIR_KINDS:
                 fetch(g.source, n)
                 other = fetch(g.expected, n)
             else:
@@ -396,8 +413,8 @@ class GuardSet:
         lines.append("    return -1")
         source_text = "\n".join(lines)
         namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
-                     "dims_match": dims_match, "sizes_hold": sizes_hold,
-                     "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in ("alias", "distinct") else
+                     "dims_match": dims_match, "sizes_hold": sizes_hold, "may_share": np.may_share_memory,
+                     "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in PAIR_KINDS else
                            g.expected for g in self.guards]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]

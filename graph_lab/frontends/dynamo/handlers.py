@@ -161,6 +161,8 @@ def _load_method(frame, ins):
 @handles("STORE_ATTR")
 def _store_attr(frame, ins):
     obj, value = frame.pop(), frame.pop()
+    if frame.ctx.stores_itself(obj, ins.argval, value):  # ``self.a += v``: a write into the array self.a
+        return
     frame.ctx.side_effect(f"attribute write {ins.argval!r} on an object the function did not create")
     setattr(obj.value, ins.argval, frame.ctx.real(value))
 

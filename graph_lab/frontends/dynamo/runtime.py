@@ -387,8 +387,9 @@ class CompiledFunction:
 
     def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
         value = result.value if result is not None else None
+        writebacks = ()
         if end == "return" and type(value) is Tensor and value._view is None and value._maybe_alias is None and \
-                value._version == value._storage.version and value._value.node.op != Op.INPUT:
+                value._version == value._storage.version and value._value.node.op != Op.INPUT and not ctx.writes:
             # The commonest end, a tensor the graph computed returned: what RecipeMaker gives it (its freshness
             # checked, as ``RecipeMaker.tensor`` checks it; not a view, not an input), without making one. After a
             # return nothing of the frame is used again.
@@ -400,6 +401,8 @@ class CompiledFunction:
             local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
             stack_recipes = [maker.var(v) for v in frame.stack] if live else []
             result_recipe = maker.var(result) if result is not None else None
+            if ctx.writes:
+                writebacks = ctx.writes.finish(maker)
             ctx.graph.outputs = list(maker.outputs)
         ctx.graph.name = self.fn.__name__
         if ctx.shape_env is not None:
@@ -414,6 +417,8 @@ class CompiledFunction:
         sources = ctx.input_sources
         seg = Segment(offset, ctx.graph, list(sources.values()), ctx.guards, local_recipes, stack_recipes, end,
                       result_recipe, input_names=list(sources), symbolic=ctx.shape_env is not None)
+        if writebacks:
+            seg.writebacks = tuple(writebacks)
         if end == "break":
             seg.break_offset = ins.offset
             seg.break_reason, seg.break_hint = stop.reason, stop.hint

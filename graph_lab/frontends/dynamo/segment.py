@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guards import Guard
 from .iterators import LazyIter
+from .mutation import write_back
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
@@ -70,6 +71,9 @@ class Segment:
     """The names of the graph's inputs, in order (``graph.input_names``, as capture knew them)."""
     symbolic: bool | None = None
     """Whether the graph's sizes are symbolic (``is_symbolic_graph(graph)``, as capture knew it)."""
+    writebacks: tuple = ()
+    """``(source, output index)`` of each array of the caller's that the graph writes into: the output is
+    copied into it when the graph has run (``mutation.write_back``)."""
 
     def __init__(self, start: int, graph: Graph, input_sources: list, guards, local_recipes: dict,
                  stack_recipes: list, end: str, result_recipe: tuple | None = None, *, input_names: list | None = None,
@@ -130,6 +134,8 @@ class Segment:
             else:
                 outs = []
             rebuild = None
+        if self.writebacks:
+            write_back(self.writebacks, inputs, outs)
         if self.end == "return":
             if plan.result_out is not None and type(outs[plan.result_out]) is np.ndarray:
                 return outs[plan.result_out], None, None  # (what escape() returns for an array)
@@ -370,7 +376,7 @@ class RecipeMaker:
         if isinstance(x, IterState):
             return ("iter", [self.var(v) for v in x.items], x.pos)
         if isinstance(x, np.ndarray):
-            return ("array", x.copy())
+            return self._array(x)
         if isinstance(x, types.CellType) and id(x) in self.ctx.cell_vars:
             var = self.ctx.cell_vars[id(x)]
             return ("cell", None if var is None else self.var(var))
@@ -384,6 +390,18 @@ class RecipeMaker:
             return ("call_method", self.var(owner), name)
         return ("const", x)
 
+    def _array(self, x: np.ndarray) -> tuple:
+        """A NumPy array made during capture (``np.zeros((4, 4))`` run for real): a new copy on each call. A view
+        of another such array is rebuilt as a view of that array's copy, at the same offset and strides, so that
+        a write through either one is seen through both, as in eager code."""
+        root = x
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root is x or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return ("array", x.copy(order="K"))
+        offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return ("array_view", self.value(root), offset, x.shape, x.dtype, x.strides)
+
     def tensor(self, t: Tensor) -> tuple:
         if t._view is None or t._maybe_alias is not None:
             # A view is rebuilt from its base's final value, which is NumPy's aliasing; other stale values fail.
@@ -394,10 +412,17 @@ class RecipeMaker:
         if t._view is not None:
             base, op, attrs = t._view
             return ("view", self.tensor(base), op, attrs)
-        if t._value not in self._out_index:
-            self._out_index[t._value] = len(self.outputs)
-            self.outputs.append(t._value)
-        return ("out", self._out_index[t._value])
+        source = self.ctx.writes.source_of(t) if self.ctx.writes else None
+        if source is not None:  # an array of the caller's, written into: it is the caller's array again
+            return ("source", source)
+        return ("out", self.output(t._value))
+
+    def output(self, value: Value) -> int:
+        """The position of ``value`` among the graph's outputs (added once)."""
+        if value not in self._out_index:
+            self._out_index[value] = len(self.outputs)
+            self.outputs.append(value)
+        return self._out_index[value]
 
 
 class Rebuilder:
@@ -423,7 +448,10 @@ class Rebuilder:
                 self.built[slot] = self(table[slot])
             return self.built[slot]
         if kind == "array":
-            return recipe[1].copy()
+            return recipe[1].copy(order="K")
+        if kind == "array_view":
+            _, root, offset, shape, dtype, strides = recipe
+            return np.ndarray(shape, dtype, buffer=self(root), offset=offset, strides=strides)
         if kind == "null":
             return NULL
         if kind == "list":
