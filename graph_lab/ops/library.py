@@ -280,8 +280,8 @@ def _dtypes(found: LibraryFunction, types, kw) -> tuple:
         probe_kw = dict(kw)
         if probe_kw.get("s") is not None:
             probe_kw["s"] = (1,) * len(probe_kw["s"])
-        if probe_kw.get("n") is not None and found.name.startswith("numpy.fft"):
-            probe_kw["n"] = 2
+        if "n" in probe_kw and found.name.startswith("numpy.fft"):
+            probe_kw["n"] = 2  # (irfft of one point has no default length)
         try:
             with np.errstate(all="ignore"):
                 hit = tuple(np.asarray(o).dtype for o in _library_call(*samples, name=found.name, **probe_kw))
@@ -299,8 +299,10 @@ register(OpDef(Op.LIBRARY_CALL, "linalg", _bind_library_call, _infer_library_cal
 def result_of(name: str, outputs: tuple):
     """What the NumPy function returns, made from the node's outputs: one array, or NumPy's namedtuple."""
     found = entry(name)
+    if len(outputs) == 1:  # (svd with compute_uv=False returns the singular values alone)
+        return outputs[0]
     if not found.result:
-        return outputs[0] if len(outputs) == 1 else outputs
+        return outputs
     return _result_type(found)(*outputs)
 
 

@@ -70,7 +70,10 @@ def _infer_average(types, attrs):
         raise OpError(f"average: axis {axes} out of bounds for {t}")
     if len(types) == 2:
         w = types[1]
-        if w.shape != t.shape:
+        if w.ndim == t.ndim:
+            for a, b in zip(t.shape, w.shape):
+                same_size(Op.AVERAGE, a, b, f"average: weights {w} differ in shape from a {t}")
+        else:
             if axes is None or len(axes) != 1 or w.ndim != 1:
                 raise OpError(f"average: weights {w} differ in shape from a {t}; 1-D weights need one axis")
             same_size(Op.AVERAGE, w.shape[0], t.shape[axes[0]],
