@@ -115,8 +115,7 @@ class CallCapture:
                 # (a ufunc's method is a new object at each read: the ufunc it belongs to is what is guarded)
                 self.guard(Var(f.__self__, fn.source.base) if isinstance(getattr(f, "__self__", None), np.ufunc)
                            and isinstance(fn.source, AttrSource) else fn)
-            constructor = SIZE_CONSTRUCTORS.get(f) if isinstance(f, types.FunctionType) or \
-                type(f) is types.BuiltinFunctionType else None
+            constructor = SIZE_CONSTRUCTORS.get(f) if getattr(f, "__hash__", None) is not None else None
             if constructor is not None and any(isinstance(a.value, SymbolicValue) for a in list(args) +
                                                list(kwargs.values())):  # np.arange(T), np.tri(T) of a symbolic T
                 return self.created(self._run(constructor, self._raws(args), self._raws(kwargs)))
