@@ -1230,6 +1230,8 @@ def _build() -> list[Sample]:
         samples += reduction_samples(*row)
     samples += ELEMENTWISE_OTHER + WEAK_SCALARS_EXAMPLES + CONSTANTS + SHAPE + LINALG
     samples += INDEXING + IN_PLACE + NN + CONV + PROGRAMS + CONTROL
+    import opinfo_coverage  # the second part of the table (it reads this module's helpers, defined by now)
+    samples += opinfo_coverage.SAMPLES
     duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
     assert not duplicates, f"sample ids must be unique: {duplicates}"
     return samples

@@ -91,24 +91,25 @@ def test_data_dependent_scalar_and_array(fn, kind, node, tag):
 # --- calls and indexing a graph cannot hold
 
 
-def sort_it(x):
-    return np.sort(x, axis=-1)  # @sort
+def unique_it(x):
+    return np.unique(x)  # @unique
 
 
 def test_unsupported_numpy_function():
     with pytest.raises(TraceError) as e:
-        trace(sort_it, {"x": (2, 3)})
-    assert_mentions(str(e.value), "numpy.sort", "no op", loc("sort"), "Rewrite it with supported ops")
+        trace(unique_it, {"x": (2, 3)})
+    assert_mentions(str(e.value), "numpy.unique", "not in the op table or the registry of pure NumPy functions",
+                    loc("unique"), "Rewrite it with supported ops")
 
 
-def arctan_it(x):
-    return np.arctan(x)  # @arctan
+def cbrt_it(x):
+    return np.cbrt(x)  # @cbrt
 
 
 def test_unsupported_numpy_ufunc():
     with pytest.raises(TraceError) as e:
-        trace(arctan_it, {"x": (3,)})
-    assert_mentions(str(e.value), "numpy.arctan", loc("arctan"), "Rewrite it with supported ops")
+        trace(cbrt_it, {"x": (3,)})
+    assert_mentions(str(e.value), "numpy.cbrt", loc("cbrt"), "Rewrite it with supported ops")
 
 
 def keep_positive(x):

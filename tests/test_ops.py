@@ -16,6 +16,7 @@ import pytest
 from graph_lab import F, LazyRunner, Op, TraceError, run, trace
 from graph_lab.ops import SOURCE_OPS
 from opinfo import SAMPLES, Sample
+from opinfo_coverage import FOLDED_WHEN_STATIC
 
 
 def leaves(result) -> list[np.ndarray]:
@@ -58,7 +59,10 @@ def test_op_sample(sample: Sample):
         eager = leaves(sample.fn(*fresh_inputs()))
 
     g.verify()
-    assert sample.op in {node.op for node in g.nodes}, f"the graph has no {sample.op} node:\n{g}"
+    if sample.op in FOLDED_WHEN_STATIC:  # NumPy ran it at capture: a constant (a node with symbolic sizes)
+        assert any(node.op == "const" and node.output.type.ndim for node in g.nodes), str(g)
+    else:
+        assert sample.op in {node.op for node in g.nodes}, f"the graph has no {sample.op} node:\n{g}"
     assert len(g.outputs) == len(expected), f"{len(g.outputs)} graph outputs, NumPy gives {len(expected)}"
     for i, (value, result, want) in enumerate(zip(g.outputs, graph_results, expected)):
         # the abstract evaluation (the op's type rule) predicted what NumPy computes
@@ -77,12 +81,13 @@ def test_every_op_has_a_sample():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda x: np.cumsum(x, axis=0), "numpy.cumsum"),
-    (lambda x: np.sort(x), "numpy.sort"),
-    (lambda x: np.arctan2(x, x), "numpy.arctan2"),
-    (lambda x: np.add.accumulate(x), "numpy.add.accumulate"),
-    (lambda x: np.linalg.norm(x), "norm"),
-], ids=["cumsum", "sort", "arctan2", "add.accumulate", "linalg.norm"])
+    (lambda x: np.unique(x), "numpy.unique"),
+    (lambda x: np.nonzero(x), "numpy.nonzero"),
+    (lambda x: np.cbrt(x), "numpy.cbrt"),
+    (lambda x: np.add.at(x, [0], 1.0), "numpy.add.at"),
+    (lambda x: np.linalg.eig(x), "numpy.linalg.eig"),
+    (lambda x: np.fft.hfft(x), "numpy.fft.hfft"),
+], ids=["unique", "nonzero", "cbrt", "add.at", "linalg.eig", "fft.hfft"])
 def test_numpy_function_without_an_op_is_named(call, name):
     with pytest.raises(TraceError, match=name.replace(".", r"\.")):
         trace(call, {"x": (3, 4)})

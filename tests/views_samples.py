@@ -165,3 +165,36 @@ def conv_net(x, p):
 SAMPLES["conv_net"] = (conv_net, {"x": (2, 3, 6, 6)}, {
     "conv_w": _RNG.standard_normal((4, 3, 3, 3)) / 4, "mean": _RNG.standard_normal(4),
     "var": _RNG.uniform(0.5, 2.0, 4), "gamma": _RNG.standard_normal(4), "beta": _RNG.standard_normal(4)})
+
+
+def numpy_coverage(x, i):
+    """The NumPy beyond the first samples: trigonometry, rounding, NaN tests, bitwise ints, complex parts, running
+    sums, sorting, the dot family, diagonals, take, statistics, ufunc methods and library calls."""
+    a = np.arcsin(np.clip(x, -1.0, 1.0)) + np.arccos(np.clip(x, -1.0, 1.0)) + np.arctan(x) + np.sinh(x)
+    a = a + np.cosh(x) + np.log2(np.abs(x) + 1.0) + np.log10(np.abs(x) + 1.0) + np.exp2(x)
+    a = a + np.isnan(x) + np.isinf(x) + np.isfinite(x) + np.rint(x) + np.trunc(x) + np.round(x, 1)
+    a = a + np.arctan2(x, 1.0) + np.hypot(x, 2.0) + np.logaddexp(x, 0.0)
+    bits = ((i & 3) | (i << 1)) ^ (~i >> 1)
+    z = x * 1j + 1.0
+    parts = np.conj(z).real + z.imag + np.angle(z)
+    runs = np.cumsum(x, axis=1) + np.cumprod(x, axis=0) + np.maximum.accumulate(x, axis=1)
+    order = np.sort(x, axis=1) + np.argsort(x, axis=1) + np.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+    linear = np.dot(x, x.T) + np.inner(x, x) + np.tensordot(x, x, ([1], [1])) + np.vdot(x, x)
+    moved = np.flip(x, 0) + np.roll(x, 1) + np.take(x, [0, 1, 0], axis=0)
+    diag = np.diag(np.diagonal(x)) + np.trace(x) + np.diff(x, axis=0)[0, 0] + np.subtract.reduce(x, axis=1)[0]
+    stats = np.average(x, axis=0) + np.cov(x)[0, 0] + np.corrcoef(x)[0, 1] + np.histogram(x, 3)[0][0]
+    library = np.linalg.norm(x, axis=1) + np.fft.rfft(x)[:, 0].real + np.add.outer(x[0], x[1])[0, 0]
+    return a, bits, parts, runs, order, linear, moved, diag, stats, library
+
+
+SAMPLES["numpy_coverage"] = (numpy_coverage, {"x": (3, 3), "i": ((3, 3), "int64")}, None)
+
+
+def symbolic_constructors(x):
+    """arange, linspace, eye and tri of a size known only at run time (a causal mask, positions)."""
+    T = x.shape[0]
+    causal = np.where(F.tri(T, dtype=bool), x, -np.inf)
+    return causal + F.eye(T) + F.arange(T) * F.linspace(0.0, 1.0, T)
+
+
+SAMPLES["symbolic_constructors"] = (symbolic_constructors, {"x": ("T", "T")}, None)

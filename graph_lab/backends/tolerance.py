@@ -46,6 +46,8 @@ def mismatches(actual, expected, ulps: int) -> list[str]:
         return [f"{actual.dtype}{list(actual.shape)} where NumPy gives {expected.dtype}{list(expected.shape)}"]
     if expected.dtype.kind not in "fc":
         return [] if np.array_equal(actual, expected) else ["values differ (an exact dtype)"]
+    if expected.dtype.kind == "c":  # a complex number is two floats, each held to the tolerance
+        return mismatches(actual.real, expected.real, ulps) + mismatches(actual.imag, expected.imag, ulps)
     problems = []
     if not np.array_equal(np.isnan(actual), np.isnan(expected)):
         problems.append("NaN in other places than NumPy's")

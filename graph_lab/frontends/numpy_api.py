@@ -10,7 +10,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import Op
+from ..ops.elementwise import OUTER_UFUNCS
+from ..ops.library import BY_FUNCTION, result_of
 from .tensor import Tensor, call_op
+
+NOT_COVERED = "is not in the op table or the registry of pure NumPy functions"
+"""What a refusal of an unknown NumPy call says (compile() shows it as the reason of the graph break)."""
+
+
+def numpy_name(func) -> str:
+    """The full public name of a NumPy function or ufunc: ``numpy.linalg.solve``, ``numpy.add.outer``."""
+    module = getattr(func, "__module__", None) or "numpy"
+    name = getattr(func, "__name__", None) or repr(func)
+    if not module.startswith("numpy"):
+        module = "numpy"
+    return f"{module.split('._')[0]}.{name}"
 
 UFUNC_OPS: dict[np.ufunc, Op] = {
     np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,
@@ -21,6 +35,11 @@ UFUNC_OPS: dict[np.ufunc, Op] = {
     np.absolute: Op.ABS, np.sign: Op.SIGN, np.exp: Op.EXP, np.log: Op.LOG, np.log1p: Op.LOG1P,
     np.expm1: Op.EXPM1, np.sqrt: Op.SQRT, np.square: Op.SQUARE, np.reciprocal: Op.RECIPROCAL, np.tanh: Op.TANH,
     np.sin: Op.SIN, np.cos: Op.COS, np.floor: Op.FLOOR, np.ceil: Op.CEIL, np.matmul: Op.MATMUL,
+    np.arcsin: Op.ARCSIN, np.arccos: Op.ARCCOS, np.arctan: Op.ARCTAN, np.sinh: Op.SINH, np.cosh: Op.COSH,
+    np.log2: Op.LOG2, np.log10: Op.LOG10, np.exp2: Op.EXP2, np.isnan: Op.ISNAN, np.isinf: Op.ISINF,
+    np.isfinite: Op.ISFINITE, np.rint: Op.RINT, np.trunc: Op.TRUNC, np.conjugate: Op.CONJ,
+    np.arctan2: Op.ARCTAN2, np.hypot: Op.HYPOT, np.logaddexp: Op.LOGADDEXP, np.left_shift: Op.LEFT_SHIFT,
+    np.right_shift: Op.RIGHT_SHIFT,
 }
 # Attributes a ufunc adds to its op: np.positive is a copy laid out as ufunc results are.
 UFUNC_ATTRS: dict[np.ufunc, dict] = {np.positive: {"ufunc": True}}
@@ -30,9 +49,13 @@ UFUNC_REDUCE_OPS: dict[np.ufunc, Op] = {
     np.add: Op.SUM, np.multiply: Op.PROD, np.maximum: Op.MAX, np.minimum: Op.MIN,
     np.logical_and: Op.ALL, np.logical_or: Op.ANY,
 }
-# Bitwise ufuncs on booleans are the logical ops.
+# Bitwise ufuncs on booleans are the logical ops; on integers, the bitwise ones.
 BOOL_UFUNC_OPS = {np.bitwise_and: Op.LOGICAL_AND, np.bitwise_or: Op.LOGICAL_OR, np.bitwise_xor: Op.LOGICAL_XOR,
                   np.invert: Op.LOGICAL_NOT}
+INT_UFUNC_OPS = {np.bitwise_and: Op.BITWISE_AND, np.bitwise_or: Op.BITWISE_OR, np.bitwise_xor: Op.BITWISE_XOR,
+                 np.invert: Op.INVERT}
+# The binary ops whose ufunc methods (outer, reduce, accumulate) a graph records.
+UFUNC_METHOD_OPS = {fn: op for op, fn in OUTER_UFUNCS.items()}
 
 
 def _all_bool(inputs) -> bool:
@@ -45,21 +68,15 @@ def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
         if op is not None:
             return call_op(op, *inputs, **UFUNC_ATTRS.get(ufunc, _NO_ATTRS))
     name = f"numpy.{ufunc.__name__}"
-    if method == "reduce" and ufunc in UFUNC_REDUCE_OPS and len(inputs) == 1:
-        allowed = {"axis", "keepdims"}
-        if set(kwargs) - allowed:
-            raise rec.fail(f"{name}.reduce with {sorted(set(kwargs) - allowed)} is not supported in a graph")
-        return call_op(UFUNC_REDUCE_OPS[ufunc], inputs[0], kwargs.get("axis", 0), kwargs.get("keepdims", False))
     if method != "__call__":
-        raise rec.fail(f"{name}.{method} has no op in graph_lab's op table; write it with supported ops "
-                       f"(see graph_lab.ops.Op)")
+        return _ufunc_method(rec, ufunc, method, inputs, kwargs)
     op = UFUNC_OPS.get(ufunc)
-    if op is None and ufunc in BOOL_UFUNC_OPS and _all_bool(inputs):
-        op = BOOL_UFUNC_OPS[ufunc]
+    if op is None and ufunc in BOOL_UFUNC_OPS:
+        op = BOOL_UFUNC_OPS[ufunc] if _all_bool(inputs) else INT_UFUNC_OPS[ufunc]
     if op is None:
-        raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
-                       f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
-                       f"outside the captured function")
+        raise rec.fail(f"{name} {NOT_COVERED}, so it cannot be recorded (graph_lab never runs an unknown call on "
+                       f"the side and drops it). Rewrite it with supported ops, or compute it outside the captured "
+                       f"function")
     out = kwargs.pop("out", None)
     if kwargs:
         raise rec.fail(f"{name} with keyword arguments {sorted(kwargs)} is not supported in a graph; "
@@ -72,6 +89,29 @@ def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
         raise rec.fail(f"{name}(..., out=) into a NumPy array cannot be recorded; assign the result instead")
     target[...] = _cast_same_kind(rec, name, result, target)
     return target
+
+
+def _ufunc_method(rec, ufunc, method: str, inputs, kwargs):
+    """``np.add.outer(a, b)``, ``np.add.reduce(x, axis)``, ``np.maximum.accumulate(x, axis)``."""
+    name = f"numpy.{ufunc.__name__}.{method}"
+    op = UFUNC_METHOD_OPS.get(ufunc)
+    if ufunc in BOOL_UFUNC_OPS and ufunc is not np.invert:
+        op = BOOL_UFUNC_OPS[ufunc] if _all_bool(inputs) else INT_UFUNC_OPS[ufunc]
+    allowed = {"outer": set(), "reduce": {"axis", "keepdims"}, "accumulate": {"axis"}}.get(method)
+    if op is None or allowed is None:
+        raise rec.fail(f"{name} {NOT_COVERED} (ufunc methods are recorded for outer, reduce and accumulate of the "
+                       f"table's binary ops); write it with supported ops")
+    if set(kwargs) - allowed:
+        raise rec.fail(f"{name} with {sorted(set(kwargs) - allowed)} is not supported in a graph")
+    if method == "outer":
+        return call_op(Op.UFUNC_OUTER, *inputs, op)
+    (x,) = inputs
+    axis = kwargs.get("axis", 0)
+    if method == "accumulate":
+        return call_op(Op.ACCUMULATE, x, op, axis)
+    if ufunc in UFUNC_REDUCE_OPS:
+        return call_op(UFUNC_REDUCE_OPS[ufunc], x, axis, kwargs.get("keepdims", False))
+    return call_op(Op.UFUNC_REDUCE, x, op, axis, kwargs.get("keepdims", False))
 
 
 def _cast_same_kind(rec, name, result, target):
@@ -149,16 +189,40 @@ FUNCTIONS = {
     np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
     np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _size,
+    np.cumsum: _op(Op.CUMSUM), np.cumprod: _op(Op.CUMPROD), np.sort: _op(Op.SORT), np.argsort: _op(Op.ARGSORT),
+    np.diff: _op(Op.DIFF), np.trace: _op(Op.TRACE), np.average: _op(Op.AVERAGE), np.cov: _op(Op.COV),
+    np.corrcoef: _op(Op.CORRCOEF), np.histogram: _op(Op.HISTOGRAM), np.dot: _op(Op.DOT), np.vdot: _op(Op.VDOT),
+    np.inner: _op(Op.INNER), np.tensordot: _op(Op.TENSORDOT), np.real: _op(Op.REAL), np.imag: _op(Op.IMAG),
+    np.angle: _op(Op.ANGLE), np.round: _op(Op.ROUND), np.around: _op(Op.ROUND), np.flip: _op(Op.FLIP),
+    np.fliplr: lambda m: call_op(Op.FLIP, m, 1), np.flipud: lambda m: call_op(Op.FLIP, m, 0),
+    np.roll: _op(Op.ROLL), np.diagonal: _op(Op.DIAGONAL), np.diag: _op(Op.DIAG), np.take: _op(Op.TAKE),
+    np.take_along_axis: _op(Op.TAKE_ALONG_AXIS),
 }
+
+SIZE_CONSTRUCTORS = {
+    np.arange: _op(Op.ARANGE), np.linspace: _op(Op.LINSPACE), np.eye: _op(Op.EYE),
+    np.identity: lambda n, dtype=None: call_op(Op.EYE, n, dtype=float if dtype is None else dtype),
+    np.tri: _op(Op.TRI),
+}
+"""NumPy constructors whose sizes may be symbolic. NumPy does not dispatch them to stand-ins (no array operand),
+so compile() calls these in their place when an argument is a symbolic size; ``F.arange`` & co. do it too."""
+
+
+def library_call(func, *args, **kwargs):
+    """A function of the registry of pure NumPy functions: one ``library_call`` node, its result as NumPy's."""
+    name = BY_FUNCTION[func].name
+    return result_of(name, call_op(Op.LIBRARY_CALL, name, *args, **kwargs))
 
 
 def apply_function(rec, func, args, kwargs):
     handler = FUNCTIONS.get(func)
-    name = f"numpy.{getattr(func, '__name__', func)}"
+    name = numpy_name(func)
+    if handler is None and func in BY_FUNCTION:
+        handler = lambda *a, **k: library_call(func, *a, **k)  # noqa: E731
     if handler is None:
-        raise rec.fail(f"{name} has no op in graph_lab's op table, so it cannot be recorded (graph_lab never runs "
-                       f"an unknown call on the side and drops it). Rewrite it with supported ops, or compute it "
-                       f"outside the captured function")
+        raise rec.fail(f"{name} {NOT_COVERED}, so it cannot be recorded (graph_lab never runs an unknown call on "
+                       f"the side and drops it). Rewrite it with supported ops, or compute it outside the captured "
+                       f"function")
     out = kwargs.pop("out", None)
     try:
         result = handler(*args, **kwargs)

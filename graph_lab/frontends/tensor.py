@@ -76,6 +76,11 @@ def call_op(op: Op, *args, **kwargs):
     return rec.emit(op, operands, attrs)
 
 
+class UnsupportedAttribute(TraceError, AttributeError):
+    """An ndarray method or attribute that a stand-in tensor cannot record (a ``TraceError``; also an
+    ``AttributeError``, so ``getattr(x, name, default)`` and ``hasattr`` keep working as Python's do)."""
+
+
 class Tensor(TensorLike):
     """A stand-in for an ndarray inside a capture: it has a static type and a place in the graph, no data."""
 
@@ -125,6 +130,20 @@ class Tensor(TensorLike):
     @property
     def T(self) -> "Tensor":
         return call_op(Op.TRANSPOSE, self)
+
+    @property
+    def mT(self) -> "Tensor":
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return call_op(Op.TRANSPOSE, self, _swap_perm(self.ndim, -1, -2))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     def __len__(self) -> int:
         if not self.shape:
@@ -258,9 +277,11 @@ class Tensor(TensorLike):
     def __imod__(self, o): return self._inplace(Op.MOD, o)
     def __ipow__(self, o): return self._inplace(Op.POW, o, operator=True)
 
-    def __iand__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_AND, "&"), o)
-    def __ior__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_OR, "|"), o)
-    def __ixor__(self, o): return self._inplace(self._bool_op(Op.LOGICAL_XOR, "^"), o)
+    def __iand__(self, o): return self._inplace(self._bitwise(Op.LOGICAL_AND, Op.BITWISE_AND, o), o)
+    def __ior__(self, o): return self._inplace(self._bitwise(Op.LOGICAL_OR, Op.BITWISE_OR, o), o)
+    def __ixor__(self, o): return self._inplace(self._bitwise(Op.LOGICAL_XOR, Op.BITWISE_XOR, o), o)
+    def __ilshift__(self, o): return self._inplace(Op.LEFT_SHIFT, o)
+    def __irshift__(self, o): return self._inplace(Op.RIGHT_SHIFT, o)
 
     # --- operators
 
@@ -290,22 +311,27 @@ class Tensor(TensorLike):
     def __gt__(self, o): return call_op(Op.GT, self, o)
     def __ge__(self, o): return call_op(Op.GE, self, o)
 
-    def _bool_op(self, op: Op, symbol: str, other=None) -> Op:
+    def _bitwise(self, logical: Op, bitwise: Op, other=None) -> Op:
+        """``&``, ``|``, ``^``, ``~``: the logical op when every operand is boolean (as NumPy's bitwise ufuncs on
+        booleans are), else the bitwise op (integers; NumPy refuses floats, and so does its type rule)."""
         operands = [self] if other is None else [self, other]
         for x in operands:
             dt = x.dtype if isinstance(x, (Tensor, np.ndarray, np.generic)) else np.asarray(x).dtype
             if dt != np.bool_:
-                raise self._rec.fail(f"bitwise '{symbol}' on {dt} has no op in graph_lab's table (only the "
-                                     f"boolean form, which is {op}); compare first to get booleans")
-        return op
+                return bitwise
+        return logical
 
-    def __and__(self, o): return call_op(self._bool_op(Op.LOGICAL_AND, "&", o), self, o)
-    def __rand__(self, o): return call_op(self._bool_op(Op.LOGICAL_AND, "&", o), o, self)
-    def __or__(self, o): return call_op(self._bool_op(Op.LOGICAL_OR, "|", o), self, o)
-    def __ror__(self, o): return call_op(self._bool_op(Op.LOGICAL_OR, "|", o), o, self)
-    def __xor__(self, o): return call_op(self._bool_op(Op.LOGICAL_XOR, "^", o), self, o)
-    def __rxor__(self, o): return call_op(self._bool_op(Op.LOGICAL_XOR, "^", o), o, self)
-    def __invert__(self): return call_op(self._bool_op(Op.LOGICAL_NOT, "~"), self)
+    def __and__(self, o): return call_op(self._bitwise(Op.LOGICAL_AND, Op.BITWISE_AND, o), self, o)
+    def __rand__(self, o): return call_op(self._bitwise(Op.LOGICAL_AND, Op.BITWISE_AND, o), o, self)
+    def __or__(self, o): return call_op(self._bitwise(Op.LOGICAL_OR, Op.BITWISE_OR, o), self, o)
+    def __ror__(self, o): return call_op(self._bitwise(Op.LOGICAL_OR, Op.BITWISE_OR, o), o, self)
+    def __xor__(self, o): return call_op(self._bitwise(Op.LOGICAL_XOR, Op.BITWISE_XOR, o), self, o)
+    def __rxor__(self, o): return call_op(self._bitwise(Op.LOGICAL_XOR, Op.BITWISE_XOR, o), o, self)
+    def __invert__(self): return call_op(self._bitwise(Op.LOGICAL_NOT, Op.INVERT), self)
+    def __lshift__(self, o): return call_op(Op.LEFT_SHIFT, self, o)
+    def __rlshift__(self, o): return call_op(Op.LEFT_SHIFT, o, self)
+    def __rshift__(self, o): return call_op(Op.RIGHT_SHIFT, self, o)
+    def __rrshift__(self, o): return call_op(Op.RIGHT_SHIFT, o, self)
 
     def __getitem__(self, key):
         return call_op(Op.INDEX, self, key)
@@ -333,6 +359,38 @@ class Tensor(TensorLike):
     def std(self, axis=None, ddof=0, keepdims=False): return call_op(Op.STD, self, axis, keepdims, ddof=ddof)
     def argmax(self, axis=None, keepdims=False): return call_op(Op.ARGMAX, self, axis, keepdims)
     def argmin(self, axis=None, keepdims=False): return call_op(Op.ARGMIN, self, axis, keepdims)
+    def cumsum(self, axis=None): return call_op(Op.CUMSUM, self, axis)
+    def cumprod(self, axis=None): return call_op(Op.CUMPROD, self, axis)
+    def argsort(self, axis=-1, kind=None): return call_op(Op.ARGSORT, self, axis, kind)
+    def round(self, decimals=0): return call_op(Op.ROUND, self, decimals)
+    def conj(self): return call_op(Op.CONJ, self)
+    def conjugate(self): return call_op(Op.CONJ, self)
+    def dot(self, b): return call_op(Op.DOT, self, b)
+    def take(self, indices, axis=None): return call_op(Op.TAKE, self, indices, axis)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return call_op(Op.DIAGONAL, self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return call_op(Op.TRACE, self, offset, axis1, axis2)
+
+    @property
+    def real(self) -> "Tensor":
+        return call_op(Op.REAL, self)
+
+    @property
+    def imag(self) -> "Tensor":
+        return call_op(Op.IMAG, self)
+
+    def sort(self, axis=-1, kind=None):
+        raise self._rec.fail("x.sort() sorts the array in place, a write a graph records only as a new value; "
+                             "write x = np.sort(x) instead (numpy.ndarray.sort)")
+
+    def __getattr__(self, name: str):
+        # Only called when the attribute is missing: an ndarray method or attribute with no op (x.nonzero(),
+        # x.ptp()) is refused by name, with the line; anything else is the AttributeError Python would raise.
+        if not name.startswith("__") and hasattr(np.ndarray, name):
+            raise UnsupportedAttribute(str(self._rec.fail(
+                f"numpy.ndarray.{name} (x.{name}) is not in graph_lab's op table or the registry of pure NumPy "
+                f"functions, so it cannot be recorded on a stand-in tensor; write it with supported ops, or "
+                f"compute it outside the captured function")))
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
     # --- NumPy protocols: unmodified np.* code is recorded
 

@@ -1,6 +1,7 @@
 """The op table: one definition per op, grouped by family. Importing this package fills ``REGISTRY``."""
 
-from . import alloc, control, conv, elementwise, indexing, linalg, nn, reduce, shape, source  # noqa: F401  (each registers its ops)
+from . import (alloc, control, conv, elementwise, indexing, library, linalg, movement, nn, reduce,  # noqa: F401
+               scan, shape, source, statistics)  # (each registers its ops)
 from .base import REGISTRY, SOURCE_OPS, Op, OpDef, TensorLike, is_tensorlike, opdef
 
 __all__ = ["REGISTRY", "SOURCE_OPS", "Op", "OpDef", "TensorLike", "is_tensorlike", "opdef"]

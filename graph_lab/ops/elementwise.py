@@ -12,13 +12,17 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, broadcast_shapes, probe_dtype, register
+from .base import Op, OpDef, broadcast_shapes, probe_dtype, register, static_int
 
 
 def _elementwise_infer(op: Op, fn):
     def infer(types, attrs):
         shape = broadcast_shapes(op, types)
-        dtype = probe_dtype(fn, types, tuple(sorted(attrs.items())) if attrs else (), **attrs)
+        try:
+            dtype = probe_dtype(fn, types, tuple(sorted(attrs.items())) if attrs else (), **attrs)
+        except TypeError as e:  # e.g. a bitwise op on floats: NumPy has no loop for these types
+            shown = ", ".join(str(t) for t in types)
+            raise OpError(f"{op}: NumPy does not take these operand types ({shown}): {e}") from None
         return (TensorType(dtype, shape),)
     return infer
 
@@ -91,6 +95,21 @@ for _op, _fn, _name, _doc in [
     (Op.SIGMOID, sigmoid, None, "1 / (1 + exp(-x))"),
     (Op.RELU, relu, None, "max(x, 0)"),
     (Op.GELU, gelu, None, "GELU, tanh approximation"),
+    (Op.ARCSIN, np.arcsin, "np.arcsin", "inverse sine"),
+    (Op.ARCCOS, np.arccos, "np.arccos", "inverse cosine"),
+    (Op.ARCTAN, np.arctan, "np.arctan", "inverse tangent"),
+    (Op.SINH, np.sinh, "np.sinh", "hyperbolic sine"),
+    (Op.COSH, np.cosh, "np.cosh", "hyperbolic cosine"),
+    (Op.LOG2, np.log2, "np.log2", "base-2 logarithm"),
+    (Op.LOG10, np.log10, "np.log10", "base-10 logarithm"),
+    (Op.EXP2, np.exp2, "np.exp2", "2 ** x"),
+    (Op.ISNAN, np.isnan, "np.isnan", "x is NaN"),
+    (Op.ISINF, np.isinf, "np.isinf", "x is +inf or -inf"),
+    (Op.ISFINITE, np.isfinite, "np.isfinite", "x is neither NaN nor infinite"),
+    (Op.RINT, np.rint, "np.rint", "round to the nearest integer, halves to even"),
+    (Op.TRUNC, np.trunc, "np.trunc", "round towards zero"),
+    (Op.CONJ, np.conjugate, "np.conjugate", "complex conjugate (x itself for real dtypes)"),
+    (Op.INVERT, np.invert, "np.invert", "bitwise not ~x of integers"),
 ]:
     _unary(_op, _fn, _name, _doc)
 
@@ -112,6 +131,14 @@ for _op, _fn, _name, _doc in [
     (Op.LOGICAL_AND, np.logical_and, "np.logical_and", "x and y"),
     (Op.LOGICAL_OR, np.logical_or, "np.logical_or", "x or y"),
     (Op.LOGICAL_XOR, np.logical_xor, "np.logical_xor", "x xor y"),
+    (Op.ARCTAN2, np.arctan2, "np.arctan2", "arctan(x / y) in the quadrant of the point (y, x)"),
+    (Op.HYPOT, np.hypot, "np.hypot", "sqrt(x * x + y * y) without overflow"),
+    (Op.LOGADDEXP, np.logaddexp, "np.logaddexp", "log(exp(x) + exp(y)) without overflow"),
+    (Op.BITWISE_AND, np.bitwise_and, "np.bitwise_and", "x & y of integers"),
+    (Op.BITWISE_OR, np.bitwise_or, "np.bitwise_or", "x | y of integers"),
+    (Op.BITWISE_XOR, np.bitwise_xor, "np.bitwise_xor", "x ^ y of integers"),
+    (Op.LEFT_SHIFT, np.left_shift, "np.left_shift", "x << y of integers"),
+    (Op.RIGHT_SHIFT, np.right_shift, "np.right_shift", "x >> y of integers"),
 ]:
     _binary(_op, _fn, _name, _doc)
 
@@ -175,3 +202,75 @@ def _infer_cast(types, attrs):
 
 
 register(OpDef(Op.CAST, "unary", _bind_cast, _infer_cast, _cast, "ndarray.astype", doc="x converted to dtype"))
+
+
+# round and angle: one operand and a static attribute, each NumPy's own function.
+
+def _bind_round(x, decimals=0):
+    return [x], {"decimals": static_int(Op.ROUND, "decimals", decimals, symbolic=False)}
+
+
+def _round(x, decimals):
+    return np.round(x, decimals)
+
+
+register(OpDef(Op.ROUND, "unary", _bind_round, _elementwise_infer(Op.ROUND, _round), _round, "np.round",
+               doc="round to the given number of decimals, halves to even"))
+
+
+def _bind_angle(z, deg=False):
+    if not isinstance(deg, (bool, np.bool_)):
+        raise OpError(f"angle: deg must be True or False, got {deg!r}")
+    return [z], {"deg": bool(deg)}
+
+
+def _angle(z, deg):
+    return np.angle(z, deg)
+
+
+register(OpDef(Op.ANGLE, "unary", _bind_angle, _elementwise_infer(Op.ANGLE, _angle), _angle, "np.angle",
+               doc="the argument of a complex number (radians, or degrees with deg=True)"))
+
+
+# ufunc.outer of a binary op of the table: ``np.add.outer(a, b)[i..., j...] == a[i...] + b[j...]``.
+
+OUTER_UFUNCS = {op: fn for op, fn in [
+    (Op.ADD, np.add), (Op.SUB, np.subtract), (Op.MUL, np.multiply), (Op.DIV, np.true_divide),
+    (Op.FLOORDIV, np.floor_divide), (Op.MOD, np.remainder), (Op.POW, np.power), (Op.MAXIMUM, np.maximum),
+    (Op.MINIMUM, np.minimum), (Op.EQ, np.equal), (Op.NE, np.not_equal), (Op.LT, np.less),
+    (Op.LE, np.less_equal), (Op.GT, np.greater), (Op.GE, np.greater_equal), (Op.LOGICAL_AND, np.logical_and),
+    (Op.LOGICAL_OR, np.logical_or), (Op.LOGICAL_XOR, np.logical_xor), (Op.ARCTAN2, np.arctan2),
+    (Op.HYPOT, np.hypot), (Op.LOGADDEXP, np.logaddexp), (Op.BITWISE_AND, np.bitwise_and),
+    (Op.BITWISE_OR, np.bitwise_or), (Op.BITWISE_XOR, np.bitwise_xor), (Op.LEFT_SHIFT, np.left_shift),
+    (Op.RIGHT_SHIFT, np.right_shift)]}
+"""The binary ops whose NumPy ufunc has ``outer``, ``reduce`` and ``accumulate`` methods a graph records."""
+
+
+def ufunc_of(what: str, name) -> np.ufunc:
+    """The ufunc of a binary op named in an attribute; only the table's own (a saved file names no other)."""
+    try:
+        return OUTER_UFUNCS[Op(name)]
+    except (ValueError, KeyError):
+        raise OpError(f"{what}: {name!r} is not a binary op of the table with a NumPy ufunc; the ones that are: "
+                      f"{', '.join(sorted(OUTER_UFUNCS))}") from None
+
+
+def _bind_ufunc_outer(a, b, ufunc):
+    return [a, b], {"ufunc": Op(ufunc).value}
+
+
+def _ufunc_outer(a, b, ufunc):
+    return ufunc_of("ufunc_outer", ufunc).outer(a, b)
+
+
+def _infer_ufunc_outer(types, attrs):
+    fn = ufunc_of("ufunc_outer", attrs["ufunc"])
+    try:
+        dtype = probe_dtype(fn, types, ())
+    except TypeError as e:
+        raise OpError(f"{attrs['ufunc']}.outer: NumPy does not take these operand types: {e}") from None
+    return (TensorType(dtype, types[0].shape + types[1].shape),)
+
+
+register(OpDef(Op.UFUNC_OUTER, "binary", _bind_ufunc_outer, _infer_ufunc_outer, _ufunc_outer, None,
+               doc="ufunc.outer(a, b) of a binary op: every element of a with every element of b"))

@@ -1,4 +1,5 @@
-"""Linear algebra: ``matmul`` (1-D, 2-D, batched with broadcast batch dims), ``einsum``, ``outer``."""
+"""Linear algebra: ``matmul`` (1-D, 2-D, batched with broadcast batch dims), ``einsum``, ``outer``, ``dot``,
+``vdot``, ``inner``, ``tensordot``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, broadcast, probe_dtype, register, same_size
+from .base import Op, OpDef, broadcast, probe_dtype, register, same_size, shape_of
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -119,3 +120,92 @@ def _infer_outer(types, attrs):
 register(OpDef(Op.OUTER, "linalg", _bind_pair, _infer_outer, np.outer, "np.outer",
                doc="outer product of the flattened operands"))
 
+
+
+# --- dot, vdot, inner, tensordot: NumPy's own functions, with their shape rules written out for symbolic sizes
+
+def _contract(op: str, a, b, message: str) -> None:
+    if not a == b:
+        same_size(op, a, b, message)
+
+
+def dot_shape(a: tuple, b: tuple) -> tuple:
+    """np.dot: a scalar operand multiplies; else the last axis of a with b's second-to-last (its only for 1-D)."""
+    if not a or not b:
+        return tuple(broadcast("dot", a, b))
+    k = -2 if len(b) >= 2 else -1
+    _contract("dot", a[-1], b[k], f"dot: shapes {_shape_text(a)} and {_shape_text(b)} not aligned: "
+                                  f"{a[-1]} (dim {len(a) - 1}) != {b[k]} (dim {len(b) + k})")
+    return a[:-1] + (b[:-2] + b[-1:] if len(b) >= 2 else ())
+
+
+def _infer_dot(types, attrs):
+    return (TensorType(probe_dtype(np.dot, types, ()), dot_shape(types[0].shape, types[1].shape)),)
+
+
+def _infer_vdot(types, attrs):
+    a, b = types
+    _contract("vdot", a.size, b.size, f"vdot: vectors have different lengths ({a.size} and {b.size})")
+    return (TensorType(probe_dtype(np.vdot, types, ()), ()),)
+
+
+def _infer_inner(types, attrs):
+    a, b = types
+    if not a.shape or not b.shape:
+        return (TensorType(probe_dtype(np.inner, types, ()), tuple(broadcast("inner", a.shape, b.shape))),)
+    _contract("inner", a.shape[-1], b.shape[-1], f"inner: shapes {_shape_text(a.shape)} and "
+                                                 f"{_shape_text(b.shape)} not aligned on their last axes")
+    return (TensorType(probe_dtype(np.inner, types, ()), a.shape[:-1] + b.shape[:-1]),)
+
+
+register(OpDef(Op.DOT, "linalg", _bind_pair, _infer_dot, np.dot, "np.dot", doc="np.dot(a, b)"))
+register(OpDef(Op.VDOT, "linalg", _bind_pair, _infer_vdot, np.vdot, "np.vdot",
+               doc="dot product of the flattened operands, the first conjugated"))
+register(OpDef(Op.INNER, "linalg", _bind_pair, _infer_inner, np.inner, "np.inner",
+               doc="sum over the last axes of a and b"))
+
+
+def _bind_tensordot(a, b, axes=2):
+    na, nb = len(shape_of(a)), len(shape_of(b))
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(na, nb):
+            raise OpError(f"tensordot: axes={n} does not fit operands of {na} and {nb} dimensions")
+        pair = (tuple(range(na - n, na)), tuple(range(n)))
+    else:
+        try:
+            left, right = axes
+        except (TypeError, ValueError):
+            raise OpError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}") from None
+        left = (left,) if isinstance(left, (int, np.integer)) else tuple(left)
+        right = (right,) if isinstance(right, (int, np.integer)) else tuple(right)
+        if len(left) != len(right):
+            raise OpError("tensordot: shape-mismatch for sum (the two axis lists differ in length)")
+        pair = (tuple(int(x) % na for x in left), tuple(int(x) % nb for x in right))
+    return [a, b], {"axes": pair}
+
+
+def _tensordot(a, b, axes):
+    return np.tensordot(a, b, axes=(list(axes[0]), list(axes[1])))
+
+
+def _outer_product(a, b):
+    return np.tensordot(a, b, 0)
+
+
+def _infer_tensordot(types, attrs):
+    a, b = types
+    left, right = attrs["axes"]
+    if any(not 0 <= x < a.ndim for x in left) or any(not 0 <= x < b.ndim for x in right):
+        raise OpError(f"tensordot: axes {attrs['axes']} out of bounds for {a} and {b}")
+    for i, j in zip(left, right):
+        _contract("tensordot", a.shape[i], b.shape[j], f"tensordot: shape-mismatch for sum: axis {i} of {a} and "
+                                                       f"axis {j} of {b}")
+    shape = tuple(d for i, d in enumerate(a.shape) if i not in left) + \
+        tuple(d for j, d in enumerate(b.shape) if j not in right)
+    probe = probe_dtype(_outer_product, types, ())
+    return (TensorType(probe, shape),)
+
+
+register(OpDef(Op.TENSORDOT, "linalg", _bind_tensordot, _infer_tensordot, _tensordot, "np.tensordot",
+               doc="sum of products over the given axes of a and b"))

@@ -26,17 +26,18 @@ from ..frontends import functional as F
 from ..ops import SOURCE_OPS, Op
 from .menu_elementwise import BINARY, REDUCE, SOURCES, UNARY
 from .menu_control import CONTROL
+from .menu_numpy import STATIC_CONSTANT_OPS, TEMPLATES
 from .menu_structure import STRUCTURE
 from .picker import LIMIT, Block, Expr, Picker, magnitude
 from .program import HELPERS, STATE_PREAMBLE, If, Line, Loop, Program, Var
 
-MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE, **CONTROL}
+MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE, **CONTROL, **TEMPLATES}
 """Op -> template: one way (or several spellings) to call every op of the table."""
 
 
 def uncovered_ops() -> list[str]:
     """Ops of the table the generator cannot write (the coverage test keeps this empty)."""
-    return [op.value for op in Op if op not in SOURCE_OPS and op not in MENU]
+    return [op.value for op in Op if op not in SOURCE_OPS and op not in MENU and op not in STATIC_CONSTANT_OPS]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ...ir.sizes import symbol_sources
 from ...ops import REGISTRY, Op
 from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op, free_symbols
 from .. import control
+from ..numpy_api import SIZE_CONSTRUCTORS
 from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
@@ -128,7 +129,13 @@ class CallCapture:
             if f in IMPURE_NUMPY or (isinstance(f, types.MethodType) and not isinstance(f.__self__, Tensor)):
                 self.side_effect(f"call to {getattr(f, '__qualname__', f)}, which changes state outside the graph")
             if fn.source is not None:
-                self.guard(fn)
+                # (a ufunc's method is a new object at each read: the ufunc it belongs to is what is guarded)
+                self.guard(Var(f.__self__, fn.source.base) if isinstance(getattr(f, "__self__", None), np.ufunc)
+                           and isinstance(fn.source, AttrSource) else fn)
+            constructor = SIZE_CONSTRUCTORS.get(f) if getattr(f, "__hash__", None) is not None else None
+            if constructor is not None and any(isinstance(a.value, SymbolicValue) for a in list(args) +
+                                               list(kwargs.values())):  # np.arange(T), np.tri(T) of a symbolic T
+                return self.created(self._run(constructor, self._raws(args), self._raws(kwargs)))
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
         if isinstance(f, type) and issubclass(f, (np.generic, np.dtype)):
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))

@@ -21,7 +21,7 @@ from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
 from ...ir.symbolic import SymbolicValue
 from ...ir.types import TensorType
-from ...ops import Op
+from ...ops import Op, opdef
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
@@ -504,6 +504,8 @@ def apply_view(base: np.ndarray, op: Op, attrs: dict) -> np.ndarray:
         return np.squeeze(base, attrs["axis"])
     if op == Op.BROADCAST_TO:
         return np.broadcast_to(base, attrs["shape"])
+    if opdef(op).view:  # real, imag, flip, diagonal, diag: NumPy's own function returns the view
+        return opdef(op).impl(base, **attrs)
     raise ValueError(f"{op} is not a view op")
 
 

@@ -58,8 +58,14 @@ _UNARY_TEXT = {operator.neg: "-{0}", operator.pos: "+{0}", operator.invert: "~{0
                operator.contains: "{1} in {0}"}
 
 
+PURE_UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate"})
+"""Methods of a ufunc that compute a new array (``np.add.at`` writes into its operand: a side effect)."""
+
+
 def is_internal_function(f) -> bool:
     module = getattr(f, "__module__", None) or ""
+    if type(getattr(f, "__self__", None)) is np.ufunc:
+        return getattr(f, "__name__", "") in PURE_UFUNC_METHODS
     return isinstance(f, np.ufunc) or module.split(".")[0] in _INTERNAL_MODULE_PREFIXES
 
 
