@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from graph_lab import F, trace
+from graph_lab import F, nn as modules_nn, trace
 from graph_lab.ops import SOURCE_OPS, Op
 
 
@@ -165,3 +165,14 @@ def conv_net(x, p):
 SAMPLES["conv_net"] = (conv_net, {"x": (2, 3, 6, 6)}, {
     "conv_w": _RNG.standard_normal((4, 3, 3, 3)) / 4, "mean": _RNG.standard_normal(4),
     "var": _RNG.uniform(0.5, 2.0, 4), "gamma": _RNG.standard_normal(4), "beta": _RNG.standard_normal(4)})
+
+
+def modules(x):
+    """Leaf modules of graph_lab.nn recorded as call_module nodes (as symbolic_trace records them)."""
+    h = modules_nn.record_call(_FC, "block.fc", (x,))
+    return modules_nn.record_call(_ACT, "block.act", (h,)) * 2.0
+
+
+_FC = modules_nn.Linear(4, 3, generator=np.random.default_rng(3))
+_ACT = modules_nn.GELU()
+SAMPLES["modules"] = (modules, {"x": (3, 4)}, None)

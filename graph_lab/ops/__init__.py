@@ -1,6 +1,7 @@
 """The op table: one definition per op, grouped by family. Importing this package fills ``REGISTRY``."""
 
 from . import control, conv, elementwise, indexing, linalg, nn, reduce, shape, source  # noqa: F401  (each registers its ops)
+from . import module  # noqa: F401  (call_module)
 from .base import REGISTRY, SOURCE_OPS, Op, OpDef, TensorLike, is_tensorlike, opdef
 
 __all__ = ["REGISTRY", "SOURCE_OPS", "Op", "OpDef", "TensorLike", "is_tensorlike", "opdef"]
