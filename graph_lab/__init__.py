@@ -41,7 +41,8 @@ __all__ = [
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select", "compile_graph",
     "CompiledGraph", "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
     "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
-    "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
+    "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError", "grad", "value_and_grad",
+    "grad_graph",
 ]
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ _ON_FIRST_USE = {
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
     "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
     "simplify": "passes.simplify", "parse": "ir.parser", "load": "ir.serialize", "save": "ir.serialize",
+    "grad": "autodiff", "value_and_grad": "autodiff", "grad_graph": "autodiff",
 }
 
 

@@ -448,9 +448,14 @@ def _check_name(module: Module, name: str) -> None:
 
 def functional_call(module: Module, state: dict[str, Any], *args, **kwargs):
     """``module(*args)`` with the parameters and buffers named in ``state`` replaced by its values (arrays or
-    stand-ins), the module itself unchanged: ``(output, buffer_writes)``, the buffers ``forward`` wrote (batch
+    stand-ins; the others are the module's own arrays), the module itself unchanged: ``(output, buffer_writes)``, the buffers ``forward`` wrote (batch
     norm's running statistics in training mode) as new values by qualified name. ``grad`` differentiates a loss
     through this (``torch.func.functional_call``'s idea)."""
-    with bound_state(bind_state(module, dict(state))) as binding:
+    full = {name: getattr(owner, attr) for name, owner, attr in module._state_slots()}
+    unknown = sorted(set(state) - set(full))
+    if unknown:
+        raise StateDictError(f"{type(module).__name__} has no parameter or buffer named {', '.join(unknown)}; "
+                             f"it has {', '.join(full)}")
+    with bound_state(bind_state(module, {**full, **state})) as binding:
         out = module(*args, **kwargs)
     return out, dict(binding.writes)
