@@ -13,7 +13,6 @@ import time
 
 import numpy as np
 
-import graph_lab as gl
 from graph_lab import F, nn, optim
 from graph_lab.console import print_header, print_table
 
@@ -48,12 +47,7 @@ def cnn_task():
 def measure(task, rounds: int = 5, steps: int = 20) -> tuple[float, float, int]:
     model, loss_fn, batch = task()
     opt = optim.Adam(model, lr=0.01)
-
-    def step(state, *batch):
-        params, opt_state = state
-        loss, grads = gl.value_and_grad(loss_fn)(params, *batch)
-        params, opt_state = opt.update(params, grads, opt_state)
-        return loss, (params, opt_state)
+    step = optim.training_step(loss_fn, opt)
 
     params = {k: np.asarray(v).copy() for k, v in model.named_parameters()}
     captured = optim.CapturedStep(step, (params, opt.init(params)), *batch)

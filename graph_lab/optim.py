@@ -118,6 +118,19 @@ class Adam(Optimizer):
         return new_params, {"step": t, "m": ms, "v": vs}
 
 
+def training_step(loss_fn: Callable, optimizer: Optimizer) -> Callable:
+    """``step((params, opt_state), *batch) -> (loss, (params, opt_state))``: the gradient of ``loss_fn(params,
+    *batch)`` and one update; pure, so it runs eagerly and is captured by ``CapturedStep``."""
+    from .autodiff import value_and_grad
+
+    def step(state, *batch):
+        params, opt_state = state
+        loss, grads = value_and_grad(loss_fn)(params, *batch)
+        params, opt_state = optimizer.update(params, grads, opt_state)
+        return loss, (params, opt_state)
+    return step
+
+
 class CapturedStep:
     """A training step traced once and run many times: ``step_fn(state, *batch) -> (loss, new_state)`` where
     ``state`` is any nest of arrays (parameters, optimizer state). The graph takes the batch arrays and the

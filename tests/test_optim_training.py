@@ -75,12 +75,7 @@ def _mse_task():
 
 
 def _train(model, loss_fn, opt, batch, steps):
-    def step(state, *batch):
-        params, opt_state = state
-        loss, grads = gl.value_and_grad(loss_fn)(params, *batch)
-        params, opt_state = opt.update(params, grads, opt_state)
-        return loss, (params, opt_state)
-
+    step = optim.training_step(loss_fn, opt)
     params = {k: np.asarray(v).copy() for k, v in model.named_parameters()}
     captured = optim.CapturedStep(step, (params, opt.init(params)), *batch)
     losses = [captured(*batch) for _ in range(steps)]
