@@ -49,11 +49,13 @@ class ModuleBody:
 
 
 def module_body(module: Module, forward, arg_types: list[TensorType], arg_names: list[str],
-                state_types: list[TensorType]) -> ModuleBody:
+                state_types: list[TensorType], shape_env=None) -> ModuleBody:
     """Trace ``forward(*stand_ins)`` (``module``'s forward, its Python arguments fixed) on stand-ins of the tensor
-    arguments and of the module's parameters and buffers."""
+    arguments and of the module's parameters and buffers. ``shape_env``: the enclosing capture's symbolic sizes
+    (the region's shape facts become guards of the graph around, as a control-flow region's do)."""
     graph = Graph(type(module).__name__)
     rec = _Recorder(graph, "error", None)
+    rec.shape_env = shape_env
     slots = module._state_slots()
     args = [Tensor(rec, graph.add_input(name, t), Storage(f"input {name!r} of {type(module).__name__}"))
             for name, t in zip(arg_names, arg_types)]
@@ -103,7 +105,8 @@ def record_call(module: Module, target: str, args: tuple, kwargs: Mapping | None
             full[i] = next(it)
         return module.forward(*pytree.unflatten(tree, full), **kwargs)
 
-    body = module_body(module, forward, [values[i].type for i in tensors], [names[i] for i in tensors], state_types)
+    body = module_body(module, forward, [values[i].type for i in tensors], [names[i] for i in tensors], state_types,
+                       rec.shape_env)
     operands = [values[i] for i in tensors] + state_values
     attrs = {"target": target, "n_args": len(tensors)}
     if body.writes:
