@@ -42,7 +42,8 @@ __all__ = [
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select", "compile_graph",
     "CompiledGraph", "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
     "GraphLabError", "TraceError", "ScriptError", "GraphExecutionError", "GraphInputError", "OpError", "VerifyError",
-    "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError",
+    "GraphEditError", "GraphParseError", "GraphLoadError", "GraphSaveError", "grad", "value_and_grad",
+    "grad_graph",
 ]
 
 if TYPE_CHECKING:  # what _ON_FIRST_USE loads lazily, spelled out for type checkers (never run)
@@ -67,7 +68,9 @@ _ON_FIRST_USE = {
     "script": "frontends.script", "view": "viewer", "replace_pattern": "passes.rewrite",
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
     "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
-    "simplify": "passes.simplify", "FrozenRandomWarning": "frontends.randomness", "parse": "ir.parser", "load": "ir.serialize", "save": "ir.serialize",
+    "simplify": "passes.simplify", "FrozenRandomWarning": "frontends.randomness", "parse": "ir.parser",
+    "load": "ir.serialize", "save": "ir.serialize",
+    "grad": "autodiff", "value_and_grad": "autodiff", "grad_graph": "autodiff",
 }
 
 

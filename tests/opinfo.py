@@ -1216,6 +1216,26 @@ CONTROL = [
 ]
 
 
+# A leaf module's call (graph_lab.nn.record_call, what symbolic_trace records): eagerly the module runs; traced,
+# one call_module node whose region is the module's forward.
+
+def _module_call_fn(x):
+    from graph_lab import nn
+    return nn.record_call(_MODULE_FC, "fc", (x,))
+
+
+def _make_fc():
+    from graph_lab import nn
+    return nn.Linear(4, 3, generator=np.random.default_rng(5))
+
+
+_MODULE_FC = _make_fc()
+MODULES = [
+    S(Op.CALL_MODULE, "linear-leaf", lambda x: np.matmul(x, np.transpose(np.asarray(_MODULE_FC.weight)))
+      + np.asarray(_MODULE_FC.bias), _module_call_fn, cf_normal(2, 4)),
+]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The table
 
@@ -1229,7 +1249,7 @@ def _build() -> list[Sample]:
     for row in REDUCTIONS:
         samples += reduction_samples(*row)
     samples += ELEMENTWISE_OTHER + WEAK_SCALARS_EXAMPLES + CONSTANTS + SHAPE + LINALG
-    samples += INDEXING + IN_PLACE + NN + CONV + PROGRAMS + CONTROL
+    samples += INDEXING + IN_PLACE + NN + CONV + PROGRAMS + CONTROL + MODULES
     import opinfo_coverage  # the second part of the table (it reads this module's helpers, defined by now)
     samples += opinfo_coverage.SAMPLES
     duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from graph_lab import F, trace
+from graph_lab import F, nn as modules_nn, trace
 from graph_lab.ops import SOURCE_OPS, Op
 
 
@@ -198,3 +198,14 @@ def symbolic_constructors(x):
 
 
 SAMPLES["symbolic_constructors"] = (symbolic_constructors, {"x": ("T", "T")}, None)
+
+
+def modules(x):
+    """Leaf modules of graph_lab.nn recorded as call_module nodes (as symbolic_trace records them)."""
+    h = modules_nn.record_call(_FC, "block.fc", (x,))
+    return modules_nn.record_call(_ACT, "block.act", (h,)) * 2.0
+
+
+_FC = modules_nn.Linear(4, 3, generator=np.random.default_rng(3))
+_ACT = modules_nn.GELU()
+SAMPLES["modules"] = (modules, {"x": (3, 4)}, None)

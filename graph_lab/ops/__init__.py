@@ -2,6 +2,7 @@
 
 from . import (alloc, control, conv, elementwise, indexing, library, linalg, movement, nn, reduce,  # noqa: F401
                scan, shape, source, statistics)  # (each registers its ops)
+from . import module  # noqa: F401  (call_module)
 from .base import REGISTRY, SOURCE_OPS, Op, OpDef, TensorLike, is_tensorlike, opdef
 
 __all__ = ["REGISTRY", "SOURCE_OPS", "Op", "OpDef", "TensorLike", "is_tensorlike", "opdef"]

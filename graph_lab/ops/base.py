@@ -8,7 +8,7 @@ Frontends, passes and backends read this table and nothing else.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Callable
 
@@ -175,6 +175,8 @@ class Op(StrEnum):
     WHILE_LOOP = "while_loop"
     FORI_LOOP = "fori_loop"
     SCAN = "scan"
+    # a call of a leaf module of graph_lab.nn (torch.fx's call_module): its forward as a region
+    CALL_MODULE = "call_module"
     # convolution, pooling and batch normalization (NCHW, PyTorch's conventions)
     CONV2D = "conv2d"
     MAX_POOL2D = "max_pool2d"
@@ -217,6 +219,10 @@ class OpDef:
     regions: tuple[str, ...] = ()
     """Names of the attributes that hold the op's regions (nested graphs, e.g. ``("then", "else")``), in
     printed order. A region's inputs receive values from the node's operands; it reads nothing else."""
+    vjp: Callable[..., list] | None = None
+    """The derivative rule (``graph_lab/autodiff``): ``vjp(cotangents, inputs, outputs, **attrs)`` returns one
+    cotangent per input (None where none flows), written with the table's own ops (``F.*``), so it runs eagerly on
+    arrays and is recorded on stand-ins. None: the op has no derivative (autodiff then refuses, naming the op)."""
 
 
 REGISTRY: dict[Op, OpDef] = {}
@@ -227,6 +233,15 @@ def register(opdef: OpDef) -> OpDef:
         raise RuntimeError(f"op {opdef.op} defined twice")
     REGISTRY[opdef.op] = opdef
     return opdef
+
+
+def register_vjp(op: Op, rule: Callable[..., list]) -> None:
+    """Give ``op`` its derivative rule (the rules live in ``graph_lab/autodiff``, which imports the frontends that
+    ``ops/`` may not); the entry is replaced by a copy holding the rule, so ``opdef(op).vjp`` finds it."""
+    definition = REGISTRY[op]
+    if definition.vjp is not None and definition.vjp is not rule:
+        raise RuntimeError(f"op {op} given two derivative rules")
+    REGISTRY[op] = replace(definition, vjp=rule)
 
 
 def opdef(op: Op | str) -> OpDef:

@@ -1,0 +1,8 @@
+"""Autodiff on the IR: one derivative rule (VJP) per differentiable op, registered into the op table
+(``OpDef.vjp``) by the ``rules_*`` modules, and ``grad`` / ``value_and_grad`` / ``grad_graph`` built on them.
+See docs/autodiff.md."""
+
+from . import rules_elementwise, rules_nn, rules_structure  # noqa: F401  (each registers its rules)
+from .core import NoDerivativeError, grad, grad_graph, value_and_grad
+
+__all__ = ["grad", "value_and_grad", "grad_graph", "NoDerivativeError"]
