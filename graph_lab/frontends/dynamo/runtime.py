@@ -7,6 +7,7 @@ from __future__ import annotations
 import dis
 import gc
 import inspect
+import sys
 from time import perf_counter as now
 import types
 import warnings
@@ -366,6 +367,8 @@ class CompiledFunction:
                 stack = frame.stack
                 if stack:
                     top = stack[-1].value
+                    if top is NULL and len(stack) > 1:  # (3.13 pushes a call's NULL above the callable)
+                        top = stack[-2].value
                     kind = type(top)
                     if kind is Tensor:
                         top = top._value.type  # (its ``type``)
@@ -493,6 +496,10 @@ class CompiledFunction:
 
 
 
+_TYPE_PARAMS = sys.version_info >= (3, 12)
+"""Whether functions have ``__type_params__`` (PEP 695), which update_wrapper copies too since 3.12."""
+
+
 def _wraps(wrapper, fn: types.FunctionType) -> None:
     """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
     attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
@@ -503,6 +510,8 @@ def _wraps(wrapper, fn: types.FunctionType) -> None:
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__doc__ = fn.__doc__
     wrapper.__annotations__ = fn.__annotations__
+    if _TYPE_PARAMS:
+        wrapper.__type_params__ = fn.__type_params__
     if fn.__dict__:
         wrapper.__dict__.update(fn.__dict__)
     wrapper.__wrapped__ = fn
@@ -570,16 +579,20 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
 
 def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
     """offset -> (jump when the value's truth is this, target offset, offset after it) for each
-    ``POP_JUMP_*_IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
+    ``POP_JUMP_*IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
     the same way: pop the value, jump on its truth)."""
     instructions = instructions_of(code)
     jumps = {}
     for ins, after in zip(instructions, instructions[1:]):
-        if ins.opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+        if ins.opname in _JUMPS_IF_TRUE:
             jumps[ins.offset] = (True, ins.argval, after.offset)
-        elif ins.opname in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+        elif ins.opname in _JUMPS_IF_FALSE:
             jumps[ins.offset] = (False, ins.argval, after.offset)
     return jumps
+
+
+_JUMPS_IF_TRUE = ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")  # (3.11's; 3.12's)
+_JUMPS_IF_FALSE = ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
 
 
 def _guard_function_on_first_use(seg: Segment):
