@@ -20,6 +20,7 @@ from ...ir.shape_env import in_use, using
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
+from .fallback import warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
 from .fastpath import make_fast_path
@@ -101,6 +102,7 @@ class CompiledFunction:
                 raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
             self.eager_fallback = reason
             logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
+            warn_eager_fallback(fn, reason)
 
     @property
     def signature(self) -> inspect.Signature:
