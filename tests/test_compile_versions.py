@@ -150,6 +150,12 @@ def test_a_comprehension_is_captured_on_every_version():
     assert graph_count(cf) == 1 and breaks(cf) == []
     [seg] = segments(cf)
     assert [str(n.op) for n in seg.graph.nodes if n.op not in ("input", "const")] == ["mul", "mul", "mul"]
+    # the same guards whether the comprehension is a frame of its own (3.11) or inline (3.12+)
+    start, loop = line_of(_comprehension, "def _comprehension"), line_of(_comprehension, "ys = [")
+    assert [g.describe() for g in seg.guards.guards] == [
+        f"x is an ndarray of shape (2, 4) and dtype float64  (from {start})", f"type(ws) is list  (from {loop})",
+        f"len(ws) > 1 == True  (from {loop})", f"ws[0] is an ndarray of shape (2, 4) and dtype float64  (from {loop})",
+        f"ws[1] is an ndarray of shape (2, 4) and dtype float64  (from {loop})", f"len(ws) > 2 == False  (from {loop})"]
 
 
 def test_a_break_inside_a_comprehension():

@@ -42,6 +42,6 @@ def warn_eager_fallback(fn: types.FunctionType, reason: str) -> None:
 def _user_stacklevel() -> int:
     """The ``stacklevel`` of the first frame outside graph_lab: the user's line that called compile()."""
     frame, level = sys._getframe(1), 1  # (level 1: the function that calls warnings.warn)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level

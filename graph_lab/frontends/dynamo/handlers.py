@@ -13,9 +13,8 @@ import operator
 import types
 
 from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var
-from .opcodes import HANDLERS, cannot_interpret, handler_for, handles, supported_opnames
-
-__all__ = ["HANDLERS", "cannot_interpret", "handler_for", "handles", "supported_opnames"]  # (the table's, here too)
+# (The table is read through this module, which fills it: importing it registers every handler.)
+from .opcodes import HANDLERS, cannot_interpret, handler_for, handles, supported_opnames  # noqa: F401
 
 ONLY_311 = (11, 11)
 

@@ -14,7 +14,7 @@ import dis
 import inspect
 import sys
 
-from .frame import Unsupported, handlers_of, instructions_of
+from .frame import Unsupported, handlers_of, instructions_of, locations_of
 
 KNOWN_VERSIONS = (11, 13)
 """The minor versions of Python 3 whose bytecode the table covers (inclusive)."""
@@ -22,6 +22,10 @@ KNOWN_VERSIONS = (11, 13)
 PYTHON = tuple(sys.version_info[:2])
 """The Python whose bytecode is interpreted: the running one. (A test sets another to see what an unknown
 version does; the lookups below read it on each call.)"""
+
+JUMPS_IF_TRUE = ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")
+JUMPS_IF_FALSE = ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
+"""The conditional jumps on a value's truth: 3.11's forward and backward forms, and 3.12's one."""
 
 HANDLERS: dict[str, list[tuple[tuple[int, int], object]]] = {}
 """opname -> [((first minor version, last minor version), handler), ...]: ranges of one opname never overlap."""
@@ -93,11 +97,11 @@ def cannot_interpret(code) -> str | None:
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return f"{code.co_name} is a generator or coroutine function"
     # (both cached per code object: a new compile() of the same function asks again)
-    for ins, handler in zip(instructions_of(code), handlers_of(code)):
+    for ins, handler, where in zip(instructions_of(code), handlers_of(code), locations_of(code)):
         if handler is _unhandled:
-            return (f"opcode {ins.opname} (line {ins.positions.lineno}) has no handler in graph_lab's bytecode "
+            return (f"opcode {ins.opname} (line {where.lineno}) has no handler in graph_lab's bytecode "
                     f"interpreter for Python {python_version()}")
         why = UNSUPPORTED_ARGUMENTS.get(ins.opname)
         if why is not None and why(ins) is not None:
-            return f"{why(ins)} (line {ins.positions.lineno}), for Python {python_version()}"
+            return f"{why(ins)} (line {where.lineno}), for Python {python_version()}"
     return None

@@ -23,6 +23,7 @@ from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
+from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
 from ...ops import Op
 from ..tensor import Tensor
@@ -498,10 +499,6 @@ class CompiledFunction:
 
 
 
-_TYPE_PARAMS = sys.version_info >= (3, 12)
-"""Whether functions have ``__type_params__`` (PEP 695), which update_wrapper copies too since 3.12."""
-
-
 def _wraps(wrapper, fn: types.FunctionType) -> None:
     """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
     attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
@@ -512,7 +509,7 @@ def _wraps(wrapper, fn: types.FunctionType) -> None:
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__doc__ = fn.__doc__
     wrapper.__annotations__ = fn.__annotations__
-    if _TYPE_PARAMS:
+    if sys.version_info >= (3, 12):  # (PEP 695's type parameters, which update_wrapper copies since 3.12)
         wrapper.__type_params__ = fn.__type_params__
     if fn.__dict__:
         wrapper.__dict__.update(fn.__dict__)
@@ -586,15 +583,11 @@ def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]
     instructions = instructions_of(code)
     jumps = {}
     for ins, after in zip(instructions, instructions[1:]):
-        if ins.opname in _JUMPS_IF_TRUE:
+        if ins.opname in JUMPS_IF_TRUE:
             jumps[ins.offset] = (True, ins.argval, after.offset)
-        elif ins.opname in _JUMPS_IF_FALSE:
+        elif ins.opname in JUMPS_IF_FALSE:
             jumps[ins.offset] = (False, ins.argval, after.offset)
     return jumps
-
-
-_JUMPS_IF_TRUE = ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE")  # (3.11's; 3.12's)
-_JUMPS_IF_FALSE = ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_FALSE")
 
 
 def _guard_function_on_first_use(seg: Segment):
