@@ -37,7 +37,8 @@ from .ops import Op
 __all__ = [
     "F", "trace", "script", "make_graph", "Spec", "Dim", "SymInt", "SymFloat", "ShapeGuard",
     "run", "check_guards", "failing_guards", "LazyRunner", "compile", "CompiledFunction", "explain",
-    "ExplainReport", "GraphBreak", "RecompileLimitWarning", "FrozenRandomWarning", "set_logs", "parse", "save", "load", "view",
+    "ExplainReport", "GraphBreak", "RecompileLimitWarning", "EagerFallbackWarning", "FrozenRandomWarning",
+    "set_logs", "parse", "save", "load", "view",
     "Graph", "Node", "Value", "TensorType", "SourceLoc", "Op", "Tensor", "ValueGuard", "GuardFailure",
     "GraphBuilder", "Interpreter", "Transformer", "replace_pattern", "simplify", "cond_to_select", "compile_graph",
     "CompiledGraph", "FusedOptions", "FusedFallbackWarning", "run_pipeline", "PIPELINES",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # what _ON_FIRST_USE loads lazily, spelled out for type check
 _ON_FIRST_USE = {
     "compile": "frontends.dynamo.runtime", "CompiledFunction": "frontends.dynamo.runtime",
     "GraphBreak": "frontends.dynamo.runtime", "RecompileLimitWarning": "frontends.dynamo.runtime",
+    "EagerFallbackWarning": "frontends.dynamo.fallback",
     "explain": "frontends.dynamo.explain", "ExplainReport": "frontends.dynamo.explain",
     "script": "frontends.script", "view": "viewer", "replace_pattern": "passes.rewrite",
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",

@@ -507,7 +507,8 @@ def test_unknown_opcode_runs_eagerly_from_the_start():
             case {"scale": s}:
                 return x * s
         return x
-    cf = graph_lab.compile(keys_matcher)
+    with pytest.warns(graph_lab.EagerFallbackWarning, match="MATCH_KEYS"):  # never silently eager
+        cf = graph_lab.compile(keys_matcher)
     assert "opcode MATCH_KEYS (line" in (cf.eager_fallback or "")  # never a partial run, never a crash
     assert_same(keys_matcher(np.ones(2), {"scale": 2.0}), cf(np.ones(2), {"scale": 2.0}))
     with pytest.raises(GraphBreak, match="MATCH_KEYS .* has no handler"):

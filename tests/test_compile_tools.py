@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import graph_lab
 from graph_lab.frontends.dynamo.handlers import HANDLERS, supported_opnames
@@ -18,8 +19,37 @@ def test_every_handler_is_an_opcode_of_this_python():
     # Registration refuses names that are not in dis.opmap for the versions a handler claims; check it held.
     assert supported_opnames() <= set(dis.opmap)
     assert len(supported_opnames()) > 80
-    for name, (versions, fn) in HANDLERS.items():
-        assert versions[0] <= versions[1] and callable(fn), name
+    for name, entries in HANDLERS.items():
+        for versions, fn in entries:
+            assert versions[0] <= versions[1] and callable(fn), name
+        spans = sorted(versions for versions, _ in entries)  # one handler per opcode on any one version
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), (name, spans)
+
+
+def test_the_table_refuses_a_name_dis_does_not_know_and_two_handlers_for_one_version():
+    from graph_lab.frontends.dynamo.opcodes import handles
+    minor = sys.version_info.minor
+    with pytest.raises(RuntimeError, match="NOT_AN_OPCODE, which is not an opcode of this Python"):
+        handles("NOT_AN_OPCODE", versions=(minor, minor))(lambda frame, ins: None)
+    with pytest.raises(RuntimeError, match="both claim BINARY_OP"):
+        handles("BINARY_OP", versions=(minor, minor))(lambda frame, ins: None)
+    assert [v for v, _ in HANDLERS["BINARY_OP"]] == [(11, 13)]  # (neither was registered)
+
+
+def test_each_version_runs_its_own_handler_of_a_changed_opcode():
+    """CALL changed its stack in 3.13 and LOAD_ATTR took LOAD_METHOD's place in 3.12: one entry per meaning."""
+    from graph_lab.frontends.dynamo import opcodes
+    assert [v for v, _ in HANDLERS["CALL"]] == [(11, 12), (13, 13)]
+    assert [v for v, _ in HANDLERS["LOAD_ATTR"]] == [(11, 11), (12, 12), (13, 13)]
+    for minor in (11, 12, 13):
+        (fn,) = [fn for (low, high), fn in HANDLERS["LOAD_ATTR"] if low <= minor <= high]
+        try:
+            opcodes.PYTHON = (3, minor)
+            assert opcodes.handler_for("LOAD_ATTR") is fn
+            assert ("PRECALL" in supported_opnames()) == (minor == 11)
+            assert ("TO_BOOL" in supported_opnames()) == (minor == 13)
+        finally:
+            opcodes.PYTHON = tuple(sys.version_info[:2])
 
 
 def _star_import_free(x):
@@ -124,12 +154,20 @@ def test_each_captured_step_is_put_in_words_when_asked():
     steps = {(opname, arg): what for _, opname, arg, what in seg.steps}
     assert [s[:2] for s in seg.steps] == [(i.offset, i.opname) for i in dis.get_instructions(_described)
                                           if i.opname != "CACHE"]
-    assert steps[("LOAD_FAST", "x")] == "tensor f64[4,8]"
+    if sys.version_info >= (3, 13):
+        # 3.13 loads x and w with one instruction (w on top), and pushes a call's NULL after the callable (the
+        # step says what is below it); np.tanh is called with a PUSH_NULL after LOAD_ATTR
+        assert steps[("LOAD_FAST_LOAD_FAST", "x, w")] == "tensor f64[8,8]"
+        len_global, np_global = "len + NULL", "np"
+        assert steps[("PUSH_NULL", "")] == "stack bookkeeping"
+    else:
+        assert steps[("LOAD_FAST", "x")] == "tensor f64[4,8]"
+        len_global, np_global = "NULL + len", "NULL + np"
     assert steps[("BINARY_OP", "@")] == "recorded matmul"
     assert steps[("STORE_FAST", "h")] == "Python binding h"
     assert steps[("LOAD_FAST", "scale")] == "Python value 0.5"
-    assert steps[("LOAD_GLOBAL", "NULL + len")] == "Python value builtin_function_or_meth"  # (24 characters)
-    assert steps[("LOAD_GLOBAL", "NULL + np")] == "Python value module"
+    assert steps[("LOAD_GLOBAL", len_global)] == "Python value builtin_function_or_meth"  # (24 characters)
+    assert steps[("LOAD_GLOBAL", np_global)] == "Python value module"
     assert steps[("LOAD_ATTR", "tanh")] == "Python value ufunc"
     assert steps[("CALL", "")] == "recorded tanh"  # (the later of the two CALLs: len's left a Python value 2)
     assert steps[("LOAD_FAST", "names")] == "Python value list"

@@ -84,6 +84,7 @@ def _eager_locals_at(fn, args: list, extra: tuple, offsets: list[int]) -> list[d
     def on_call(frame, event, arg):
         if frame.f_code is not code:
             return None
+        frame.f_trace = on_opcode  # (3.13 sends opcode events only to a frame whose f_trace is set first)
         frame.f_trace_opcodes = True
         return on_opcode
 
@@ -94,7 +95,11 @@ def _eager_locals_at(fn, args: list, extra: tuple, offsets: list[int]) -> list[d
         return on_opcode
 
     previous = sys.gettrace()
+    here = sys._getframe()
+    # 3.12 turns opcode events on when the trace function is set, and only if some frame asks for them then
+    asked, here.f_trace_opcodes = here.f_trace_opcodes, True
     sys.settrace(on_call)
+    here.f_trace_opcodes = asked
     try:
         with np.errstate(all="ignore"):
             fn(*args, *extra)

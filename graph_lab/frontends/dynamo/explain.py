@@ -39,9 +39,13 @@ class ExplainReport:
     """Seconds ``compile_graph`` took to make the graphs runnable (passes, code generation, kernels)."""
     fast_path: str = ""
     """The generated function a cache hit runs (guards, graph call and result in one), or why there is none."""
+    eager_fallback: str = ""
+    """Why compile() could not interpret the function at all (so it ran eagerly), or "" when it could."""
 
     def __str__(self) -> str:
-        lines = [f"explain({self.function}): {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
+        lines = [f"explain({self.function}): runs eagerly, not compiled: {self.eager_fallback}"] \
+            if self.eager_fallback else []
+        lines += [f"explain({self.function}): {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
                  f"ops per graph {self.ops_per_graph}, captured in {self.compile_seconds * 1e3:.1f} ms, "
                  f"backend {self.backend_seconds * 1e3:.1f} ms"]
         for i, b in enumerate(self.breaks, 1):
@@ -92,6 +96,7 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
         segments = [e.segment for e in cf.last_events]
         report = _report(target, segments)
         report.fast_path = cf.fast_path_source
+        report.eager_fallback = cf.eager_fallback or ""
         return report
 
     return run

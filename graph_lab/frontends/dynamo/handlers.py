@@ -1,68 +1,28 @@
-"""One handler per opcode family of CPython 3.11, registered with the Python versions it supports.
+"""One handler per opcode family: those every supported Python shares, and 3.11's own.
 
 A handler reads and writes the frame's stack and locals through ``frame.ctx``, which knows the mode: in capture
 mode values may be stand-in tensors, reading a value from the segment's inputs adds a guard, and a side effect
-raises ``BreakGraph``; in concrete mode everything is real. Adding 3.12 support is one entry per changed opcode.
+raises ``BreakGraph``; in concrete mode everything is real. Each is registered in the opcode table
+(``opcodes.py``) with the Python versions it is right for; what 3.12 and 3.13 changed is one entry per changed
+opcode, in ``handlers_312.py`` and ``handlers_313.py``.
 """
 
 from __future__ import annotations
 
-import builtins
-import dis
-import inspect
 import operator
-import sys
 import types
 
-from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var, handlers_of, instructions_of
+from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var
+# (The table is read through this module, which fills it: importing it registers every handler.)
+from .opcodes import HANDLERS, cannot_interpret, handler_for, handles, supported_opnames  # noqa: F401
 
-HANDLERS: dict[str, tuple[tuple[int, int], object]] = {}
-
-
-def handles(*opnames: str, versions: tuple[int, int] = (11, 11)):
-    """Register a handler for opcodes, for CPython 3.x with x in ``versions`` (inclusive)."""
-    def register(fn):
-        for name in opnames:
-            if versions[0] <= sys.version_info.minor <= versions[1] and name not in dis.opmap:
-                raise RuntimeError(f"handler {fn.__name__} claims {name}, which is not an opcode of this Python "
-                                   f"({sys.version_info.major}.{sys.version_info.minor}): check dis.opmap")
-            HANDLERS[name] = (versions, fn)
-        return fn
-    return register
-
-
-def handler_for(opname: str):
-    entry = HANDLERS.get(opname)
-    if entry is None or not entry[0][0] <= sys.version_info.minor <= entry[0][1]:
-        return _unhandled
-    return entry[1]
-
-
-def _unhandled(frame, ins):
-    raise Unsupported(f"opcode {ins.opname} has no handler in graph_lab's bytecode interpreter for Python "
-                      f"{sys.version_info.major}.{sys.version_info.minor}")
-
-
-def supported_opnames() -> set[str]:
-    return {name for name, (v, _) in HANDLERS.items() if v[0] <= sys.version_info.minor <= v[1]}
-
-
-def cannot_interpret(code) -> str | None:
-    """Why a function cannot run through this interpreter at all (so it must run eagerly from the start), or
-    None. A graph break runs one instruction of the function itself, so every opcode it has needs a handler."""
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        return f"{code.co_name} is a generator or coroutine function"
-    # (both cached per code object: a new compile() of the same function asks again)
-    for ins, handler in zip(instructions_of(code), handlers_of(code)):
-        if handler is _unhandled:
-            return (f"opcode {ins.opname} (line {ins.positions.lineno}) has no handler in graph_lab's bytecode "
-                    f"interpreter for Python {sys.version_info.major}.{sys.version_info.minor}")
-    return None
+ONLY_311 = (11, 11)
 
 
 # --- no-ops and stack shuffling
 
-@handles("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS")
+@handles("NOP", "RESUME", "EXTENDED_ARG", "COPY_FREE_VARS")
+@handles("PRECALL", versions=ONLY_311)
 def _nop(frame, ins):
     return None
 
@@ -101,19 +61,27 @@ def _load_const(frame, ins):
 
 
 @handles("LOAD_FAST")
-def _load_fast(frame, ins):
+def load_fast(frame, ins):
     var = frame.locals.get(ins.argval)  # (a local always holds a Var, never None)
     if var is None:
-        raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated with a value")
+        var = load_unbound(frame, ins.argval)
     frame.stack.append(var)
 
 
-@handles("LOAD_CLOSURE")
+def load_unbound(frame, name: str) -> Var:
+    """LOAD_FAST of a name the frame's locals do not hold: a free variable's cell (3.13 loads the cells it passes
+    on to an inner function with LOAD_FAST, where 3.11 and 3.12 have LOAD_CLOSURE), or an unbound local."""
+    if name in frame.code.co_freevars:
+        return frame.cell(name)
+    raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+
+
+@handles("LOAD_CLOSURE", versions=(11, 12))  # (3.13 loads the cell with LOAD_FAST)
 def _load_closure(frame, ins):
     frame.push(frame.cell(ins.argval))
 
 
-@handles("STORE_FAST")
+@handles("STORE_FAST", versions=ONLY_311)
 def _store_fast(frame, ins):
     frame.locals[ins.argval] = frame.stack.pop()
 
@@ -133,7 +101,7 @@ def _store_deref(frame, ins):
     frame.ctx.store_cell(frame, ins.argval, frame.pop())
 
 
-@handles("LOAD_GLOBAL")
+@handles("LOAD_GLOBAL", versions=(11, 12))
 def _load_global(frame, ins):
     if ins.arg & 1:
         frame.stack.append(NULL_VAR)
@@ -146,12 +114,12 @@ def _store_global(frame, ins):
     frame.f_globals[ins.argval] = frame.ctx.real(frame.pop())
 
 
-@handles("LOAD_ATTR")
+@handles("LOAD_ATTR", versions=ONLY_311)
 def _load_attr(frame, ins):
     frame.push(frame.ctx.load_attr(frame.pop(), ins.argval))
 
 
-@handles("LOAD_METHOD")
+@handles("LOAD_METHOD", versions=ONLY_311)
 def _load_method(frame, ins):
     obj = frame.pop()
     frame.stack.append(NULL_VAR)
@@ -196,6 +164,9 @@ def _binary_op(frame, ins):
 
 @handles("COMPARE_OP")
 def _compare_op(frame, ins):
+    """dis names the comparison in ``argval`` on every version (3.12 moved it to ``arg >> 4``, 3.13 to
+    ``arg >> 5``). 3.13's "bool" bit (``bool(<)``) says a conditional jump or ``not`` comes next: the result
+    stays as it is, and that instruction asks its truth, as it does on 3.11 (see TO_BOOL in handlers_313)."""
     right, left = frame.pop(), frame.pop()
     frame.push(frame.ctx.apply(COMPARE_OPS[ins.argval], [left, right]))
 
@@ -213,7 +184,8 @@ def _contains_op(frame, ins):
     frame.push(Var(result.value != bool(ins.arg)) if not frame.ctx.is_tensor(result.value) else result)
 
 
-@handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "UNARY_NOT")
+@handles("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT")
+@handles("UNARY_POSITIVE", versions=ONLY_311)
 def _unary(frame, ins):
     fn = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY_INVERT": operator.invert,
           "UNARY_NOT": operator.not_}[ins.opname]
@@ -265,8 +237,11 @@ def _build_const_key_map(frame, ins):
 
 @handles("BUILD_SLICE")
 def _build_slice(frame, ins):
-    parts = [frame.ctx.use(v) for v in frame.popn(ins.arg)]
-    frame.push(Var(slice(*parts)))
+    frame.push(slice_of(frame, frame.popn(ins.arg)))
+
+
+def slice_of(frame, parts: list[Var]) -> Var:
+    return Var(slice(*[frame.ctx.use(v) for v in parts]))
 
 
 def join_strings(*parts: str) -> str:
@@ -297,7 +272,7 @@ def _build_string(frame, ins):
     frame.push(frame.ctx.apply(join_strings, frame.popn(ins.arg)))
 
 
-@handles("FORMAT_VALUE")
+@handles("FORMAT_VALUE", versions=(11, 12))
 def _format_value(frame, ins):
     spec = frame.pop() if ins.arg & 0x04 else Var("")
     value = frame.pop()
@@ -318,7 +293,7 @@ def _list_extend(frame, ins):
         frame.ctx.append(target, v)
 
 
-@handles("LIST_TO_TUPLE")
+@handles("LIST_TO_TUPLE", versions=ONLY_311)
 def _list_to_tuple(frame, ins):
     frame.push(frame.ctx.build(tuple, frame.ctx.iterate(frame.pop(), as_vars=True)))
 
@@ -360,25 +335,32 @@ def _get_iter(frame, ins):
         stack.append(Var(iter(value.value)))
 
 
-@handles("FOR_ITER")
-def _for_iter(frame, ins):
-    it = frame.stack[-1].value
-    if isinstance(it, IterState):
-        var = it.next_var()
-        if var is not None:
-            frame.stack.append(var)  # (frame.push, inlined: once per item of every loop)
-            return
-    elif frame.ctx.symbolic:
-        raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",
-                         "each step of the loop runs as ordinary Python")
-    else:
-        try:
-            frame.push(Var(next(it)))
-            return
-        except StopIteration:
-            pass
-    frame.stack.pop()
-    frame.jump(ins.argval)
+def for_iter_skipping(skip: int):
+    """The FOR_ITER handler of a Python whose loop ends with ``skip`` clean-up instructions at the jump target,
+    which CPython's FOR_ITER jumps past when the iterator is done (3.11: none; 3.12: END_FOR; 3.13: END_FOR and
+    POP_TOP)."""
+    def for_iter(frame, ins):
+        it = frame.stack[-1].value
+        if isinstance(it, IterState):
+            var = it.next_var()
+            if var is not None:
+                frame.stack.append(var)  # (frame.push, inlined: once per item of every loop)
+                return
+        elif frame.ctx.symbolic:
+            raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",
+                             "each step of the loop runs as ordinary Python")
+        else:
+            try:
+                frame.push(Var(next(it)))
+                return
+            except StopIteration:
+                pass
+        frame.stack.pop()
+        frame.ip = frame.index_of[ins.argval] + skip  # (frame.jump, and past the clean-up)
+    return for_iter
+
+
+handles("FOR_ITER", versions=ONLY_311)(for_iter_skipping(0))
 
 
 @handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
@@ -386,31 +368,35 @@ def _jump(frame, ins):
     frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE")
+@handles("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", versions=ONLY_311)
+@handles("POP_JUMP_IF_TRUE", versions=(12, 13))
 def _pop_jump_if_true(frame, ins):
     if frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")
+@handles("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", versions=ONLY_311)
+@handles("POP_JUMP_IF_FALSE", versions=(12, 13))
 def _pop_jump_if_false(frame, ins):
     if not frame.ctx.truth(frame.pop()):
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE")
+@handles("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE", versions=ONLY_311)
+@handles("POP_JUMP_IF_NONE", versions=(12, 13))
 def _pop_jump_if_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is None:
         frame.jump(ins.argval)
 
 
-@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
+@handles("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", versions=ONLY_311)
+@handles("POP_JUMP_IF_NOT_NONE", versions=(12, 13))
 def _pop_jump_if_not_none(frame, ins):
     if frame.ctx.identity(frame.pop()) is not None:
         frame.jump(ins.argval)
 
 
-@handles("JUMP_IF_TRUE_OR_POP")
+@handles("JUMP_IF_TRUE_OR_POP", versions=ONLY_311)
 def _jump_if_true_or_pop(frame, ins):
     if frame.ctx.truth(frame.stack[-1]):
         frame.jump(ins.argval)
@@ -418,7 +404,7 @@ def _jump_if_true_or_pop(frame, ins):
         frame.pop()
 
 
-@handles("JUMP_IF_FALSE_OR_POP")
+@handles("JUMP_IF_FALSE_OR_POP", versions=ONLY_311)
 def _jump_if_false_or_pop(frame, ins):
     if not frame.ctx.truth(frame.stack[-1]):
         frame.jump(ins.argval)
@@ -428,7 +414,10 @@ def _jump_if_false_or_pop(frame, ins):
 
 @handles("RETURN_VALUE")
 def _return_value(frame, ins):
-    var = frame.stack.pop()
+    return return_from(frame, frame.stack.pop())
+
+
+def return_from(frame, var: Var) -> Return:
     if frame.yielded is not None:  # a generator run to completion: its values, as an iterator
         return Return(frame.ctx.created(IterState(frame.yielded)))
     return Return(var)
@@ -451,15 +440,16 @@ def _yield_value(frame, ins):
 
 # --- calls and functions
 
-@handles("KW_NAMES")
+@handles("KW_NAMES", versions=(11, 12))
 def _kw_names(frame, ins):
     return None  # read by CALL from the bytecode itself (see keyword_names), so it survives a graph break
 
 
 def keyword_names(frame, call_index: int) -> tuple:
-    """The keyword names of the CALL at ``call_index``: 3.11 puts KW_NAMES right before its PRECALL. Read from
-    the bytecode, not from frame state, because a graph break may fall between KW_NAMES and CALL.
-    (3.11's dis leaves KW_NAMES's argval unresolved: the names are the tuple co_consts[arg].)"""
+    """The keyword names of the CALL at ``call_index``: 3.11 puts KW_NAMES right before its PRECALL, 3.12 right
+    before the CALL (3.13 passes them on the stack, to CALL_KW). Read from the bytecode, not from frame state,
+    because a graph break may fall between KW_NAMES and CALL. (3.11's dis leaves KW_NAMES's argval unresolved:
+    the names are the tuple co_consts[arg].)"""
     i = call_index - 1
     if i >= 0 and frame.instructions[i].opname == "PRECALL":
         i -= 1
@@ -468,7 +458,7 @@ def keyword_names(frame, call_index: int) -> tuple:
     return ()
 
 
-@handles("CALL")
+@handles("CALL", versions=(11, 12))
 def _call(frame, ins):
     args = frame.popn(ins.arg)
     stack = frame.stack
@@ -477,16 +467,18 @@ def _call(frame, ins):
         fn = first
     else:
         fn, args = second, [first] + args
-    kw_names = keyword_names(frame, frame.ip - 1)
-    if kw_names:
-        positional = args[:len(args) - len(kw_names)]
-        kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
-    else:
-        positional, kwargs = args, {}
-    stack.append(frame.ctx.call(frame, fn, positional, kwargs))
+    stack.append(call_with_names(frame, fn, args, keyword_names(frame, frame.ip - 1)))
 
 
-@handles("CALL_FUNCTION_EX")
+def call_with_names(frame, fn: Var, args: list[Var], kw_names: tuple) -> Var:
+    """Call ``fn`` with ``args``, of which the last ``len(kw_names)`` are passed by those names."""
+    if not kw_names:
+        return frame.ctx.call(frame, fn, args, {})
+    positional = args[:len(args) - len(kw_names)]
+    return frame.ctx.call(frame, fn, positional, dict(zip(kw_names, args[len(args) - len(kw_names):])))
+
+
+@handles("CALL_FUNCTION_EX", versions=(11, 12))
 def _call_function_ex(frame, ins):
     kwargs = frame.ctx.keyword_items(frame.pop()) if ins.arg & 1 else {}
     args = frame.ctx.iterate(frame.pop(), as_vars=True)
@@ -496,7 +488,7 @@ def _call_function_ex(frame, ins):
     frame.push(frame.ctx.call(frame, fn, args, kwargs))
 
 
-@handles("MAKE_FUNCTION")
+@handles("MAKE_FUNCTION", versions=(11, 12))
 def _make_function(frame, ins):
     code = frame.pop().value
     closure = frame.pop().value if ins.arg & 0x08 else None
@@ -527,132 +519,6 @@ def _raise_varargs(frame, ins):
     raise exc
 
 
-# --- exceptions (reached through the exception table, in concrete mode)
-
-@handles("PUSH_EXC_INFO")
-def _push_exc_info(frame, ins):
-    exc = frame.pop()
-    frame.push(Var(None))  # the previously handled exception (graph_lab keeps none)
-    frame.push(exc)
-
-
-@handles("POP_EXCEPT")
-def _pop_except(frame, ins):
-    frame.pop()
-
-
-@handles("CHECK_EXC_MATCH")
-def _check_exc_match(frame, ins):
-    kind = frame.pop()
-    frame.push(frame.ctx.call(frame, Var(isinstance), [frame.stack[-1], kind], {}))  # guards the type caught
-
-
-@handles("RERAISE")
-def _reraise(frame, ins):
-    exc = frame.pop().value
-    frame.ctx.side_effect("re-raise of an exception")
-    raise exc
-
-
-
-
-# --- less common statements: star unpacking, sets, imports, with, del, class bodies, match
-
-
-@handles("UNPACK_EX")
-def _unpack_ex(frame, ins):
-    before, after = ins.arg & 0xFF, ins.arg >> 8
-    items = frame.ctx.iterate(frame.pop(), as_vars=True)
-    if len(items) < before + after:
-        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
-    for v in reversed(items[len(items) - after:]):
-        frame.push(v)
-    frame.push(frame.ctx.build(list, items[before:len(items) - after]))
-    for v in reversed(items[:before]):
-        frame.push(v)
-
-
-@handles("BUILD_SET")
-def _build_set(frame, ins):
-    frame.push(frame.ctx.created({frame.ctx.contained(v) for v in frame.popn(ins.arg)}))
-
-
-@handles("SET_ADD")
-def _set_add(frame, ins):
-    value = frame.pop()
-    frame.stack[-ins.arg].value.add(frame.ctx.contained(value))
-
-
-@handles("SET_UPDATE")
-def _set_update(frame, ins):
-    other = frame.pop()
-    frame.stack[-ins.arg].value.update(frame.ctx.contained(v) for v in frame.ctx.iterate(other, as_vars=True))
-
-
-@handles("IMPORT_NAME")
-def _import_name(frame, ins):
-    fromlist, level = frame.ctx.use(frame.pop()), frame.ctx.use(frame.pop())
-    frame.push(frame.ctx.import_module(frame, ins.argval, fromlist, level))
-
-
-@handles("IMPORT_FROM")
-def _import_from(frame, ins):
-    frame.push(frame.ctx.load_attr(frame.stack[-1], ins.argval))
-
-
-@handles("BEFORE_WITH")
-def _before_with(frame, ins):
-    frame.ctx.side_effect("entering a with statement (__enter__)")
-    manager = frame.pop().value
-    exit_method = types.MethodType(type(manager).__exit__, manager)
-    entered = type(manager).__enter__(manager)
-    frame.push(Var(exit_method))
-    frame.push(Var(entered))
-
-
-@handles("WITH_EXCEPT_START")
-def _with_except_start(frame, ins):
-    frame.ctx.side_effect("leaving a with statement on an exception (__exit__)")
-    exc = frame.stack[-1].value
-    exit_method = frame.stack[-4].value
-    frame.push(Var(exit_method(type(exc), exc, exc.__traceback__)))
-
-
-@handles("LOAD_BUILD_CLASS")
-def _load_build_class(frame, ins):
-    frame.ctx.side_effect("a class statement")
-    frame.push(Var(builtins.__build_class__))
-
-
-@handles("DELETE_ATTR")
-def _delete_attr(frame, ins):
-    obj = frame.pop()
-    frame.ctx.side_effect(f"del of the attribute {ins.argval!r}")
-    delattr(obj.value, ins.argval)
-
-
-@handles("DELETE_GLOBAL")
-def _delete_global(frame, ins):
-    frame.ctx.side_effect(f"del of the global {ins.argval!r}")
-    del frame.f_globals[ins.argval]
-
-
-@handles("DELETE_DEREF")
-def _delete_deref(frame, ins):
-    frame.ctx.delete_cell(frame, ins.argval)
-
-
-@handles("GET_LEN")
-def _get_len(frame, ins):
-    frame.push(frame.ctx.call(frame, Var(len), [frame.stack[-1]], {}))
-
-
-@handles("MATCH_SEQUENCE", "MATCH_MAPPING")
-def _match_kind(frame, ins):
-    flag = _TPFLAGS_SEQUENCE if ins.opname == "MATCH_SEQUENCE" else _TPFLAGS_MAPPING
-    kind = frame.ctx.call(frame, Var(type), [frame.stack[-1]], {})
-    frame.push(Var(bool(kind.value.__flags__ & flag)))
-
-
-_TPFLAGS_SEQUENCE = 1 << 5  # what CPython's MATCH_SEQUENCE and MATCH_MAPPING test on the subject's type
-_TPFLAGS_MAPPING = 1 << 6
+# The less common statements' handlers, and those of the opcodes 3.12 and 3.13 changed, go in the same table
+# (each module imports this one: the names above are defined by now).
+from . import handlers_statements, handlers_312, handlers_313  # noqa: E402,F401

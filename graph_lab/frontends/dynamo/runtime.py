@@ -7,6 +7,7 @@ from __future__ import annotations
 import dis
 import gc
 import inspect
+import sys
 from time import perf_counter as now
 import types
 import warnings
@@ -21,8 +22,10 @@ from ...ir.source import user_stacklevel
 from ... import logs
 from .capture import CaptureContext
 from .concrete import ConcreteContext
+from .fallback import warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
 from .handlers import cannot_interpret
+from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
 from ...ops import Op
 from ..tensor import Tensor
@@ -102,6 +105,7 @@ class CompiledFunction:
                 raise GraphBreak(f"fullgraph=True but {fn.__qualname__} cannot be captured: {reason}")
             self.eager_fallback = reason
             logs.emit("graph_breaks", f"{fn.__qualname__} runs eagerly: {reason}")
+            warn_eager_fallback(fn, reason)
 
     @property
     def signature(self) -> inspect.Signature:
@@ -368,6 +372,8 @@ class CompiledFunction:
                 stack = frame.stack
                 if stack:
                     top = stack[-1].value
+                    if top is NULL and len(stack) > 1:  # (3.13 pushes a call's NULL above the callable)
+                        top = stack[-2].value
                     kind = type(top)
                     if kind is Tensor:
                         top = top._value.type  # (its ``type``)
@@ -510,6 +516,8 @@ def _wraps(wrapper, fn: types.FunctionType) -> None:
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__doc__ = fn.__doc__
     wrapper.__annotations__ = fn.__annotations__
+    if sys.version_info >= (3, 12):  # (PEP 695's type parameters, which update_wrapper copies since 3.12)
+        wrapper.__type_params__ = fn.__type_params__
     if fn.__dict__:
         wrapper.__dict__.update(fn.__dict__)
     wrapper.__wrapped__ = fn
@@ -577,14 +585,14 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
 
 def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
     """offset -> (jump when the value's truth is this, target offset, offset after it) for each
-    ``POP_JUMP_*_IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
+    ``POP_JUMP_*IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
     the same way: pop the value, jump on its truth)."""
     instructions = instructions_of(code)
     jumps = {}
     for ins, after in zip(instructions, instructions[1:]):
-        if ins.opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+        if ins.opname in JUMPS_IF_TRUE:
             jumps[ins.offset] = (True, ins.argval, after.offset)
-        elif ins.opname in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+        elif ins.opname in JUMPS_IF_FALSE:
             jumps[ins.offset] = (False, ins.argval, after.offset)
     return jumps
 

@@ -214,10 +214,12 @@ EMPTY_STACK = object()
 def top_of_stack(stack: list):
     """What ``describe_step`` needs to know of the value on top of the stack, without keeping the value itself
     alive (a stand-in tensor holds on to its whole capture): a stand-in's type, a Python scalar, or the type of
-    anything else; EMPTY_STACK when the stack is empty."""
+    anything else (below a NULL: the callable); EMPTY_STACK when the stack is empty."""
     if not stack:
         return EMPTY_STACK
     value = stack[-1].value
+    if value is NULL and len(stack) > 1:  # 3.13 pushes a call's NULL above the callable: what is called
+        value = stack[-2].value
     if isinstance(value, Tensor):
         return value.type
     if isinstance(value, PLAIN_TOP_TYPES):
@@ -230,8 +232,8 @@ PLAIN_TOP_TYPES = (int, float, str, bool, type(None))
 PLAIN_TOPS = frozenset(PLAIN_TOP_TYPES)
 
 
-_WORDED_BY_NAME = ("STORE", "RETURN_VALUE", "POP_JUMP", "JUMP", "FOR_ITER", "PRECALL", "RESUME", "NOP",
-                   "PUSH_NULL", "KW_NAMES")
+_WORDED_BY_NAME = ("STORE", "RETURN_VALUE", "RETURN_CONST", "POP_JUMP", "JUMP", "FOR_ITER", "PRECALL", "RESUME",
+                   "NOP", "PUSH_NULL", "KW_NAMES", "TO_BOOL")
 """Prefixes of the opnames that ``describe_step`` puts in words without the top of the stack."""
 
 
@@ -262,11 +264,11 @@ def describe_step(ins, new_nodes, top) -> str:
         return "new graph input"
     if ins.opname.startswith("STORE"):
         return f"Python binding {ins.argval}"
-    if ins.opname == "RETURN_VALUE":
+    if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
         return "return"
     if ins.opname.startswith(("POP_JUMP", "JUMP", "FOR_ITER")):
         return "Python control flow, decided at capture"
-    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES"):
+    if ins.opname in ("PRECALL", "RESUME", "NOP", "PUSH_NULL", "KW_NAMES", "TO_BOOL"):
         return "stack bookkeeping"
     if top is EMPTY_STACK:
         return "stack bookkeeping"

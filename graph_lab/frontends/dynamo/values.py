@@ -27,7 +27,8 @@ DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 LAZY_ITERATORS = {zip, enumerate, reversed, iter, map, filter}
 MISSING = object()
 COMPUTING_OPCODES = {"CALL", "CALL_FUNCTION_EX", "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "LOAD_ATTR",
-                      "FORMAT_VALUE", "UNARY_NEGATIVE", "UNARY_NOT", "CONTAINS_OP"}
+                      "FORMAT_VALUE", "UNARY_NEGATIVE", "UNARY_NOT", "CONTAINS_OP",
+                      "BINARY_SLICE", "LOAD_SUPER_ATTR", "CALL_KW", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC"}  # (3.12, 3.13)
 """Instructions that leave what they computed on top of the stack (named after their source text)."""
 PURE_BUILTINS = {
     len, range, int, float, bool, abs, min, max, sum, tuple, list, dict, zip, enumerate, reversed, sorted, str,
