@@ -350,6 +350,9 @@ class RecipeMaker:
             return ("source", source)
         if x is NULL:
             return ("null",)
+        if type(x) is slice and any(isinstance(p, (Tensor, SymbolicValue)) for p in (x.start, x.stop, x.step)):
+            # 3.11's BUILD_SLICE of bounds the graph computes (``v[p[0]:p[1]]``), on the stack at a break
+            return ("slice", [self.value(x.start), self.value(x.stop), self.value(x.step)])
         if isinstance(x, tuple):
             tracked = self.ctx.containers.tracked(x)
             items = [self.var(v) for v in tracked] if tracked is not None else [self.value(v) for v in x]
@@ -460,6 +463,8 @@ class Rebuilder:
             return [self(r) for r in recipe[1]]
         if kind == "tuple":
             return tuple(self(r) for r in recipe[1])
+        if kind == "slice":
+            return slice(*[self(r) for r in recipe[1]])
         if kind == "namedtuple":
             return recipe[1](*(self(r) for r in recipe[2]))
         if kind == "dict":
