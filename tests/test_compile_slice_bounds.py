@@ -6,19 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 import graph_lab
+from benchmarks.corpus.numpy_api import csr_matvec
 
 
 def row_sum(p, v):
     return v[p[0]:p[1]].sum()
-
-
-def csr_matvec(indptr, indices, data, x):
-    n = indptr.shape[0] - 1
-    y = np.empty(n)
-    for i in range(n):
-        lo, hi = indptr[i], indptr[i + 1]
-        y[i] = data[lo:hi] @ x[indices[lo:hi]]
-    return y
 
 
 def test_a_slice_with_graph_computed_bounds_breaks_and_is_right():
