@@ -34,7 +34,7 @@ from . import handlers
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
-from .dynamic_ints import index_with_sizes, symbolic_int
+from .dynamic_ints import index_with_sizes, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
@@ -436,12 +436,12 @@ class CaptureContext(CallCapture):
             k = key.value if isinstance(key.value, Tensor) else index_with_sizes(self, self.use(key))
             return self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
-            k = self.use(key)
+            k = python_key(self.use(key))
             self.guard(container)
             if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
                 return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))
             return self.created(self._run(operator.getitem, (self.lift(c, container.source), k), {}))
-        k = self.use(key)
+        k = python_key(self.use(key))
         element = self.containers.get(c, k) if id(c) in self.created_ids else None
         if element is not None:
             return element
@@ -461,7 +461,7 @@ class CaptureContext(CallCapture):
         if stores_itself(self, container, key.value, value, item=True):
             return
         self.mutate(container, "item assignment")
-        k = self.use(key)
+        k = python_key(self.use(key))
         if not self.containers.set(c, k, value):
             self.containers.settle(c)
             self._run(operator.setitem, (c, k, self.contained(value)), {})

@@ -112,3 +112,9 @@ def tri_of_sizes(ctx, args: list, kwargs: dict):
     operands, attrs = REGISTRY[Op.FULL].bind((n, n if m is None else m), 1, bound.get("dtype", float))
     ones = ctx.recorder.emit(Op.FULL, operands, attrs)
     return call_op(Op.TRIL, ones, bound.get("k", 0))
+
+
+def python_key(key):
+    """A key into a Python list, tuple or dict: a size symbol is specialized (guarded), since a symbol has no
+    hash and a list item is one value, not an expression."""
+    return int(key) if isinstance(key, SymInt) else key
