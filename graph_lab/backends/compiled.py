@@ -169,9 +169,11 @@ class CodegenGraph(CompiledGraph):
         array_inputs = self._array_inputs
         params_c = all(p.flags.c_contiguous for p in self._params if isinstance(p, np.ndarray))
         default_params = self._params
-        self.direct = (plain, consts_plain) if reusing is plain and not symbolic else None
-        """``(function, consts)`` when no line reuses a buffer and no size is symbolic: ``function(inputs, params,
-        consts)`` is the whole run, for any inputs (compile()'s fast path calls it directly)."""
+        self.direct = (plain, consts_plain) if reusing is plain or symbolic else None
+        """``(function, consts)`` when no line reuses a buffer: ``function(inputs, params, consts)`` is the whole
+        run, for any inputs of the graph's types (compile()'s fast path calls it directly). For a symbolic graph it
+        checks neither the shapes nor the shape guards, which ``forward`` checks: its caller has (compile()'s
+        guards check both before a segment runs)."""
 
         if symbolic:  # the sizes are bound, and the shape guards checked, on every call (as run does)
             names = self.input_names

@@ -123,6 +123,20 @@ class SymInt(_SymbolicNumber):
     def __abs__(self):
         return self if self >= 0 else -self
 
+    # Bit operations have no size expression: the int is specialized (guarded), as for ``range(n)``. (A Python int
+    # that compile() made a symbol, ``crc & 1``, then gets a graph per value, as it would have without it.)
+    def __and__(self, o): return int(self) & o
+    def __rand__(self, o): return o & int(self)
+    def __or__(self, o): return int(self) | o
+    def __ror__(self, o): return o | int(self)
+    def __xor__(self, o): return int(self) ^ o
+    def __rxor__(self, o): return o ^ int(self)
+    def __lshift__(self, o): return int(self) << o
+    def __rlshift__(self, o): return o << int(self)
+    def __rshift__(self, o): return int(self) >> o
+    def __rrshift__(self, o): return o >> int(self)
+    def __invert__(self): return ~int(self)
+
     def __pow__(self, o):
         if isinstance(o, SymInt):  # an int or a float depending on the sign of the exponent: specialize it
             o = int(o)

@@ -23,6 +23,7 @@ from ..numpy_api import SIZE_CONSTRUCTORS
 from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
+from .dynamic_ints import tri_of_sizes
 from .guards import Guard
 from .iterators import EnumerateIter, SequenceIter
 from .mutation import copyto
@@ -119,6 +120,10 @@ class CallCapture:
                 if fn.source is not None:
                     self.guard(fn)
                 return made
+        if f is np.tri:  # with a size symbol: recorded (``tri_of_sizes``), else a constant made by NumPy now
+            made = tri_of_sizes(self, self._raws(args), self._raws(kwargs))
+            if made is not None:
+                return self.created(made)
         if f is np.copyto and args and isinstance(args[0].value, Tensor):  # a write into a stand-in: recorded
             if fn.source is not None:
                 self.guard(fn)

@@ -34,6 +34,7 @@ from . import handlers
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
+from .dynamic_ints import index_with_sizes, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
@@ -87,6 +88,8 @@ class CaptureContext(CallCapture):
         self.shape_env: ShapeEnv | None = None  # made when the first size becomes a symbol
         self.size_dims: list[tuple] = []  # (source, axis) of each size symbol s0, s1, ...
         self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
+        self.dynamic_ints: frozenset | set = frozenset()  # sources of the ints read as size symbols (dynamic_ints)
+        self.int_symbols: dict = {}  # source -> the SymInt it was read as
         # Work done once per capture rather than at each loop iteration (see guard, load_global, load_attr):
         self._guarded: dict[int, Var] = {}  # id(Var) -> the Var, for each Var whose guards are in the set
         self._global_vars: dict[tuple, Var] = {}  # (id(namespace), name) -> the Var read, for modules, functions
@@ -106,6 +109,8 @@ class CaptureContext(CallCapture):
 
     def _wrap_general(self, value, source) -> Var:
         """``wrap`` without its fast path (the tests compare the two)."""
+        if self.dynamic_ints and type(value) is int and value >= 2 and source in self.dynamic_ints:
+            return symbolic_int(self, value, source)
         if type(value) is np.ndarray:
             return Var(self.tensor_input(value, source), source)
         if isinstance(value, IterState):  # a loop's iterator, rebuilt after a break
@@ -174,12 +179,7 @@ class CaptureContext(CallCapture):
         shape = list(array.shape)
         for axis in sorted(axes):
             if array.shape[axis] >= 2:
-                if self.shape_env is None:
-                    self.shape_env = ShapeEnv(hints={})
-                    self.shape_env.guards = self.graph.guards
-                    self.shape_env.recorder = self.recorder
-                    self.shape_env.where = self.loc
-                    self.recorder.shape_env = self.shape_env
+                self.symbol_env()
                 name = f"s{len(self.size_dims)}"
                 self.shape_env.hints[name] = array.shape[axis]
                 shape[axis] = self.shape_env.declare(Dim(name), self.loc())
@@ -187,6 +187,16 @@ class CaptureContext(CallCapture):
         if any(type(d) is not int for d in shape):
             self.patterns[id(array)] = tuple(None if type(d) is not int else d for d in shape)
         return TensorType(array.dtype, tuple(shape))
+
+    def symbol_env(self) -> ShapeEnv:
+        """The capture's shape environment, made when the first size symbol is declared."""
+        if self.shape_env is None:
+            self.shape_env = ShapeEnv(hints={})
+            self.shape_env.guards = self.graph.guards
+            self.shape_env.recorder = self.recorder
+            self.shape_env.where = self.loc
+            self.recorder.shape_env = self.shape_env
+        return self.shape_env
 
     def size_guard(self) -> None:
         """One guard over all size symbols: the shape guards the capture relied on, checked on each call."""
@@ -423,15 +433,15 @@ class CaptureContext(CallCapture):
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else self.use(key)
+            k = key.value if isinstance(key.value, Tensor) else index_with_sizes(self, self.use(key))
             return self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
-            k = self.use(key)
+            k = python_key(self.use(key))
             self.guard(container)
             if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
                 return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))
             return self.created(self._run(operator.getitem, (self.lift(c, container.source), k), {}))
-        k = self.use(key)
+        k = python_key(self.use(key))
         element = self.containers.get(c, k) if id(c) in self.created_ids else None
         if element is not None:
             return element
@@ -451,7 +461,7 @@ class CaptureContext(CallCapture):
         if stores_itself(self, container, key.value, value, item=True):
             return
         self.mutate(container, "item assignment")
-        k = self.use(key)
+        k = python_key(self.use(key))
         if not self.containers.set(c, k, value):
             self.containers.settle(c)
             self._run(operator.setitem, (c, k, self.contained(value)), {})

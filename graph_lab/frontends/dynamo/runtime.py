@@ -21,6 +21,7 @@ from ...ir.shape_env import in_use, using
 from ...ir.source import user_stacklevel
 from ... import logs
 from .capture import CaptureContext
+from .dynamic_ints import mark_dynamic_ints
 from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
@@ -96,6 +97,8 @@ class CompiledFunction:
         self.recompile_log: list[str] = []
         self.dynamic_dims: set[tuple] = set()
         """(source, axis) of each size that automatic dynamic made symbolic."""
+        self.dynamic_ints: set = set()
+        """The source of each Python int that automatic dynamic made a size symbol (see ``dynamic_ints``)."""
         if dynamic not in (None, True, False):
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
@@ -217,7 +220,9 @@ class CompiledFunction:
             self.recompiles += 1
             message = (f"recompiling {self.fn.__qualname__} at offset {offset}: " + "; ".join(reasons))
             if self.dynamic is None:
-                message += "".join(f"; {note}" for note in self._mark_dynamic(entries[-1], inputs))
+                notes = self._mark_dynamic(entries[-1], inputs) + \
+                    mark_dynamic_ints(entries[-1].guards.guards, inputs, self.dynamic_ints)
+                message += "".join(f"; {note}" for note in notes)
             self.recompile_log.append(message)
             logs.emit("recompiles", message)
         seg = self._capture(offset, inputs)
@@ -308,6 +313,7 @@ class CompiledFunction:
         ``Frame.step`` would (inlined: the loop runs thousands of steps) and logs what it did."""
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
+        ctx.dynamic_ints = self.dynamic_ints
         cells, closure_sources = {}, {}
         code = self.code
         if code.co_freevars:

@@ -111,18 +111,24 @@ class Segment:
             self._steps = steps
         return self._steps
 
+    def _sizes_of(self, inputs: FrameInputs):
+        """A function giving the size symbols' values on this call (bound from the inputs' shapes by name), for
+        the views whose attributes hold them: asked only by a recipe that needs them."""
+        names = self.input_names if self.input_names is not None else self.graph.input_names
+        return lambda: bind_sizes(self.graph, {name: s.fetch(inputs) for name, s in zip(names, self.input_sources)})[0]
+
     def execute(self, inputs: FrameInputs):
         plan = self.__dict__.get("_plan")
         if plan is None or plan.runner is not self.runner:
             # The graph and recipes do not change after capture: work out once how to run them (again only if
             # someone puts another runner in, as the equivalence checker's tests do).
             plan = self._plan = ExecutePlan(self)
-        if plan.symbolic:  # the size symbols' values are bound from the inputs by name, for views' attributes
+        if plan.symbolic and plan.direct is None:
             args = {name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)}
             outs = self.runner(args) if self.graph.outputs else []
-            rebuild = Rebuilder(inputs, outs, bind_sizes(self.graph, args)[0])
+            rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs))
         else:
-            if plan.direct is not None:
+            if plan.direct is not None:  # (for a symbolic graph too: the guards checked its sizes)
                 try:
                     outs = plan.direct(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params, plan.consts)
                 except Exception as e:
@@ -133,7 +139,7 @@ class Segment:
                 outs = self.runner({name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)})
             else:
                 outs = []
-            rebuild = None
+            rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs)) if plan.symbolic else None
         if self.writebacks:
             write_back(self.writebacks, inputs, outs)
         if self.end == "return":
@@ -433,10 +439,12 @@ class RecipeMaker:
 class Rebuilder:
     """Follows recipes on a new call: real arrays and objects, with NumPy's own aliasing for views."""
 
-    def __init__(self, inputs: FrameInputs, outs: list, sizes: dict | None = None):
+    def __init__(self, inputs: FrameInputs, outs: list, sizes_of=None):
         self.inputs = inputs
         self.outs = outs
-        self.sizes = sizes  # the size symbols' values, for views whose attributes hold them
+        self._sizes_of = sizes_of
+        """Gives the size symbols' values, for views whose attributes hold them (None: no symbol)."""
+        self._sizes: dict | None = None
         self.built: dict[int, object] = {}  # slot -> object, for shared ("ref") recipes
 
     def __call__(self, recipe: tuple):
@@ -483,7 +491,9 @@ class Rebuilder:
             return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "view":
             _, base_recipe, op, attrs = recipe
-            return apply_view(self(base_recipe), op, bind_attrs(attrs, self.sizes) if self.sizes else attrs)
+            if self._sizes_of is not None and self._sizes is None:
+                self._sizes = self._sizes_of()
+            return apply_view(self(base_recipe), op, bind_attrs(attrs, self._sizes) if self._sizes else attrs)
         if kind == "cell":
             return types.CellType() if recipe[1] is None else types.CellType(self(recipe[1]))
         if kind == "function":

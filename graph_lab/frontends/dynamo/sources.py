@@ -11,6 +11,8 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
+
 
 class Source:
     """A path to a value, read from a ``FrameInputs``.
@@ -246,4 +248,20 @@ class SizesSource(Source):
         return tuple(source.fetch(inputs).shape[axis] for source, axis in self.dims)
 
     def describe(self):
-        return ", ".join(f"{source.describe()}.shape[{axis}]" for source, axis in self.dims)
+        return ", ".join(source.describe() if isinstance(source, IntAsLengthSource) else
+                         f"{source.describe()}.shape[{axis}]" for source, axis in self.dims)
+
+
+def _empty_of_length(n) -> np.ndarray:
+    if type(n) is not int:  # (a float, a bool or a NumPy integer is another capture's business)
+        raise TypeError(f"a size symbol is bound from an int, got {type(n).__name__}")
+    return np.empty((n, 0), np.bool_)
+
+
+class IntAsLengthSource(DerivedSource):
+    """A Python int that automatic dynamic made a size symbol, read as the length of an empty array: a graph
+    binds its size symbols from its inputs' shapes (``ir/sizes.py``), so this is how the int reaches the graph
+    (an input of type ``bool[s2,0]``). Reading anything but an int fails, so a guard on it fails."""
+
+    def __init__(self, source: Source):
+        super().__init__(_empty_of_length, (source,), "{0}")
