@@ -8,12 +8,11 @@ the Python version and the reason, at the user's own line (not one of graph_lab'
 
 from __future__ import annotations
 
-import os
-import sys
 import types
 import warnings
 import weakref
 
+from ...ir.source import user_stacklevel
 from .opcodes import python_version
 
 
@@ -24,9 +23,6 @@ class EagerFallbackWarning(UserWarning):
 _warned: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
 """The code of each function warned about: once per function, however often it is compiled."""
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-"""graph_lab's own directory: frames in it are not the user's."""
-
 
 def warn_eager_fallback(fn: types.FunctionType, reason: str) -> None:
     code = fn.__code__
@@ -36,12 +32,4 @@ def warn_eager_fallback(fn: types.FunctionType, reason: str) -> None:
     warnings.warn(f"graph_lab.compile: {fn.__qualname__} ({code.co_filename}:{code.co_firstlineno}) runs eagerly on "
                   f"Python {python_version()}, not compiled: {reason}. Call it without compile(), or move what "
                   f"compile() cannot read into a function of its own and compile the rest",
-                  EagerFallbackWarning, stacklevel=_user_stacklevel())
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` of the first frame outside graph_lab: the user's line that called compile()."""
-    frame, level = sys._getframe(1), 1  # (level 1: the function that calls warnings.warn)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
+                  EagerFallbackWarning, stacklevel=user_stacklevel())
