@@ -27,6 +27,7 @@ from ..frontends.trace import Tracer
 from ..ir.graph import Graph
 from ..ir.types import TensorType
 from ..ops import Op, opdef
+from .rules_complex import COMPLEX_OPS
 
 
 class NoDerivativeError(GraphLabError, TypeError):
@@ -92,6 +93,11 @@ def backward(tape, seeds: list[tuple[Any, Any]], rec: _JointRecorder) -> dict:
         if not any(_floating(t.type) for t in ins):
             continue
         rule = opdef(node.op).vjp
+        if rule is not None and node.op not in COMPLEX_OPS and any(t.dtype.kind == "c" for t in (*ins, *outs)):
+            where = f" at {node.loc}" if node.loc else ""
+            raise NoDerivativeError(f"op {node.op}{where}: its derivative rule is written for real values, and a "
+                                    f"gradient flows through it with complex operands or results; the ops with "
+                                    f"complex rules are {', '.join(sorted(COMPLEX_OPS))}")
         if rule is None:
             where = f" at {node.loc}" if node.loc else ""
             raise NoDerivativeError(f"no derivative rule for op {node.op}{where}: a gradient flows through it. "
@@ -106,6 +112,8 @@ def backward(tape, seeds: list[tuple[Any, Any]], rec: _JointRecorder) -> dict:
         for t, c in zip(ins, in_cts):
             if c is None or not _floating(t.type):
                 continue
+            if c.dtype.kind == "c" and t.dtype.kind != "c":  # a real operand of a complex result
+                c = F.real(c)
             old = cts.get(id(t))
             cts[id(t)] = (t, c if old is None else old[1] + c)
     rec.at = None
