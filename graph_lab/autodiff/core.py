@@ -193,7 +193,9 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """``f(*args) -> (fn(*args), gradient)``: the gradient of the scalar ``fn`` with respect to ``args[argnums]``,
     with the structure of that argument (a dict of arrays gives a dict of gradients; a tuple of argnums, a tuple).
 
-    On arrays it runs now; on stand-in tensors (inside ``trace``) it is recorded into that capture."""
+    ``fn``: the function to differentiate; it returns one float scalar. ``argnums``: the position of the argument
+    to differentiate by, or a tuple of positions. On arrays it runs now; on stand-in tensors (inside ``trace``) it
+    is recorded into that capture."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def wrapped(*args):
@@ -216,7 +218,10 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 
 def grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """``f(*args) -> gradient`` of the scalar ``fn`` with respect to ``args[argnums]`` (see ``value_and_grad``)."""
+    """``f(*args) -> gradient`` of the scalar ``fn`` with respect to ``args[argnums]`` (see ``value_and_grad``).
+
+    ``fn``: the function to differentiate (one float scalar result). ``argnums``: the position of the argument to
+    differentiate by, or a tuple of positions."""
     both = value_and_grad(fn, argnums)
 
     def wrapped(*args):
