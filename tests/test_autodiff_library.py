@@ -133,3 +133,21 @@ def test_complex_values_through_the_movements_and_reductions_with_complex_rules(
         return F.real(total) + F.imag(total) + F.sum(F.real(F.round(z, 1))) + F.sum(F.angle(z) * F.abs(z))
 
     _check(f, z, x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, -2])
+def test_matrix_power_of_every_sign(n):
+    a = RNG.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+    loss = _weighted((2, 3, 3))
+    _check(lambda a: loss(np.linalg.matrix_power(a, n)), a)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_reads_one_triangle(uplo):
+    a = RNG.standard_normal((4, 4))  # not symmetric: the other triangle must get no gradient
+    w_loss, v_loss = _weighted(4), _weighted((4, 4))
+
+    def f(a):
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+        return w_loss(w) + v_loss(v * v) + F.sum(np.linalg.eigvalsh(a, UPLO=uplo) ** 2)
+    _check(f, a)

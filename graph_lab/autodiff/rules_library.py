@@ -1,11 +1,12 @@
 """Derivative rules of the library functions a ``library_call`` node calls: ``numpy.linalg`` (solve, inv, det,
-slogdet, cholesky, norm) and ``numpy.fft`` (the transforms and the shifts), one rule per function name.
+slogdet, cholesky, eigh, eigvalsh, matrix_power, norm) and ``numpy.fft`` (the transforms and the shifts), one rule
+per function name.
 
 The linear-algebra rules are the classical ones for invertible (and, for cholesky, positive definite) real
-matrices. NumPy's cholesky reads only the lower triangle, so its cotangent lives there. The transforms are linear:
-each rule is the adjoint transform (``fft``'s is ``ifft`` with the dual normalisation: "backward" and "forward"
-swap, "ortho" stays), with the zero padding or cropping of ``n`` / ``s`` undone. Any other function of the
-registry (qr, eigh, svd, pinv, ...) is refused by name.
+matrices; eigh's assume distinct eigenvalues. NumPy's cholesky and eigh read one triangle of a symmetric matrix,
+so their cotangents live there. The transforms are linear: each rule is the adjoint transform (``fft``'s is
+``ifft`` with the dual normalisation: "backward" and "forward" swap, "ortho" stays), with the zero padding or
+cropping of ``n`` / ``s`` undone. Any other function of the registry (qr, svd, pinv) is refused by name.
 """
 
 from __future__ import annotations
@@ -69,18 +70,52 @@ def _slogdet(cts, ins, outs, **kw):
     return [scale * _inverse_transposed(ins[0])]
 
 
+def _one_triangle(s, lower: bool):
+    """The cotangent of a symmetric matrix read from one triangle, from ``s``, its cotangent as a full matrix: an
+    element off the diagonal stands for two of the symmetric matrix (s + s^T), one on the diagonal for itself."""
+    both = s + _swap(s)
+    return (F.tril(both) if lower else F.triu(both)) - s * np.eye(s.shape[-1])
+
+
 def _cholesky(cts, ins, outs, **kw):
     """A = L L^T: dL = L phi(L^-1 dA L^-T), phi = the lower triangle with its diagonal halved. So the cotangent
-    of a symmetric dA is S = L^-T phi(L^T G) L^-1; NumPy reads A's lower triangle, where an element below the
-    diagonal stands for two of the symmetric matrix (S + S^T), one on the diagonal for itself."""
+    of a symmetric dA is S = L^-T phi(L^T G) L^-1, on the lower triangle NumPy reads."""
     low, g = outs[0], cts[0]
-    n = low.shape[-1]
     inner = F.matmul(_swap(low), g)
-    phi = F.tril(inner) - inner * (0.5 * np.eye(n))
+    phi = F.tril(inner) - inner * (0.5 * np.eye(low.shape[-1]))
     half = _call("numpy.linalg.solve", _swap(low), phi)[0]                       # L^-T phi
-    s = _swap(_call("numpy.linalg.solve", _swap(low), _swap(half))[0])           # L^-T phi L^-1
-    both = s + _swap(s)
-    return [F.tril(both) - s * np.eye(n)]
+    return [_one_triangle(_swap(_call("numpy.linalg.solve", _swap(low), _swap(half))[0]), True)]
+
+
+def _eigh(cts, ins, outs, UPLO):
+    """A = V diag(w) V^T: the cotangent V (diag(gw) + F * (V^T gV)) V^T, F[i, j] = 1 / (w[j] - w[i]) off the
+    diagonal (distinct eigenvalues), on the triangle UPLO names."""
+    w, g_w = outs[0], cts[0]
+    if len(outs) == 1:  # eigvalsh: the eigenvectors computed again
+        vectors = _call("numpy.linalg.eigh", ins[0], UPLO=UPLO)[1]
+        inner = F.expand_dims(g_w, -1) * np.eye(w.shape[-1])
+    else:
+        vectors, g_v = outs[1], cts[1]
+        eye = np.eye(w.shape[-1])
+        gaps = F.expand_dims(w, -2) - F.expand_dims(w, -1) + eye              # [i, j] = w[j] - w[i]
+        inner = F.expand_dims(g_w, -1) * eye + F.where(eye == 1, 0.0, 1.0 / gaps) * F.matmul(_swap(vectors), g_v)
+    s = F.matmul(F.matmul(vectors, inner), _swap(vectors))
+    return [_one_triangle(s, UPLO == "L")]
+
+
+def _matrix_power(cts, ins, outs, n):
+    """A^n = A A ... A: the k-th factor's cotangent is (A^T)^k G (A^T)^(n-1-k); a negative n is the power of the
+    inverse, whose cotangent goes through inv's rule."""
+    a, g = ins[0], cts[0]
+    base = a if n >= 0 else _call("numpy.linalg.inv", a)[0]
+    powers = [None, _swap(base)]                                                   # powers[k] = (base^T)^k
+    for _ in range(2, abs(n)):
+        powers.append(F.matmul(powers[-1], powers[1]))
+    d_base = F.zeros_like(a)
+    for k in range(abs(n)):
+        left = g if k == 0 else F.matmul(powers[k], g)
+        d_base = d_base + (left if k == abs(n) - 1 else F.matmul(left, powers[abs(n) - 1 - k]))
+    return [d_base if n >= 0 else _inv([d_base], [a], [base])[0]]
 
 
 def _norm(cts, ins, outs, ord, axis, keepdims):
@@ -185,6 +220,7 @@ def _shift(short: str):
 LIBRARY_RULES = {
     "numpy.linalg.solve": _solve, "numpy.linalg.inv": _inv, "numpy.linalg.det": _det,
     "numpy.linalg.slogdet": _slogdet, "numpy.linalg.cholesky": _cholesky, "numpy.linalg.norm": _norm,
+    "numpy.linalg.eigh": _eigh, "numpy.linalg.eigvalsh": _eigh, "numpy.linalg.matrix_power": _matrix_power,
     "numpy.fft.rfft": _rfft, "numpy.fft.irfft": _irfft,
     **{f"numpy.fft.{short}": _transform_1d(short) for short in ("fft", "ifft")},
     **{f"numpy.fft.{short}": _transform_nd(short) for short in ("fft2", "ifft2", "fftn", "ifftn")},
