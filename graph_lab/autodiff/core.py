@@ -27,6 +27,7 @@ from ..frontends.trace import Tracer
 from ..ir.graph import Graph
 from ..ir.types import TensorType
 from ..ops import Op, opdef
+from .rules_complex import COMPLEX_OPS
 
 
 class NoDerivativeError(GraphLabError, TypeError):
@@ -92,6 +93,11 @@ def backward(tape, seeds: list[tuple[Any, Any]], rec: _JointRecorder) -> dict:
         if not any(_floating(t.type) for t in ins):
             continue
         rule = opdef(node.op).vjp
+        if rule is not None and node.op not in COMPLEX_OPS and any(t.dtype.kind == "c" for t in (*ins, *outs)):
+            where = f" at {node.loc}" if node.loc else ""
+            raise NoDerivativeError(f"op {node.op}{where}: its derivative rule is written for real values, and a "
+                                    f"gradient flows through it with complex operands or results; the ops with "
+                                    f"complex rules are {', '.join(sorted(COMPLEX_OPS))}")
         if rule is None:
             where = f" at {node.loc}" if node.loc else ""
             raise NoDerivativeError(f"no derivative rule for op {node.op}{where}: a gradient flows through it. "
@@ -106,6 +112,8 @@ def backward(tape, seeds: list[tuple[Any, Any]], rec: _JointRecorder) -> dict:
         for t, c in zip(ins, in_cts):
             if c is None or not _floating(t.type):
                 continue
+            if c.dtype.kind == "c" and t.dtype.kind != "c":  # a real operand of a complex result
+                c = F.real(c)
             old = cts.get(id(t))
             cts[id(t)] = (t, c if old is None else old[1] + c)
     rec.at = None
@@ -185,7 +193,9 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """``f(*args) -> (fn(*args), gradient)``: the gradient of the scalar ``fn`` with respect to ``args[argnums]``,
     with the structure of that argument (a dict of arrays gives a dict of gradients; a tuple of argnums, a tuple).
 
-    On arrays it runs now; on stand-in tensors (inside ``trace``) it is recorded into that capture."""
+    ``fn``: the function to differentiate; it returns one float scalar. ``argnums``: the position of the argument
+    to differentiate by, or a tuple of positions. On arrays it runs now; on stand-in tensors (inside ``trace``) it
+    is recorded into that capture."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def wrapped(*args):
@@ -208,7 +218,10 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 
 def grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """``f(*args) -> gradient`` of the scalar ``fn`` with respect to ``args[argnums]`` (see ``value_and_grad``)."""
+    """``f(*args) -> gradient`` of the scalar ``fn`` with respect to ``args[argnums]`` (see ``value_and_grad``).
+
+    ``fn``: the function to differentiate (one float scalar result). ``argnums``: the position of the argument to
+    differentiate by, or a tuple of positions."""
     both = value_and_grad(fn, argnums)
 
     def wrapped(*args):

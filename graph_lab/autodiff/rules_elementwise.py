@@ -11,6 +11,7 @@ import math
 from .. import F
 from ..ops import Op
 from ..ops.base import register_vjp
+from .rules_complex import conj, is_complex
 
 
 def unbroadcast(ct, shape: tuple):
@@ -27,8 +28,8 @@ def unbroadcast(ct, shape: tuple):
 
 
 def _unary(op: Op, derivative):
-    """A rule ``ct * derivative(x, y)``."""
-    register_vjp(op, lambda cts, ins, outs, **attrs: [cts[0] * derivative(ins[0], outs[0])])
+    """A rule ``ct * derivative(x, y)``, conjugated for a complex ``x`` (the rule of a holomorphic function)."""
+    register_vjp(op, lambda cts, ins, outs, **attrs: [cts[0] * conj(derivative(ins[0], outs[0]))])
 
 
 _C = math.sqrt(2.0 / math.pi)
@@ -39,8 +40,10 @@ def _gelu_derivative(x, y):
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * (_C * (1.0 + 3 * 0.044715 * x * x))
 
 
+# |z|: the cotangent ``ct * z / |z|`` (NumPy's sign of a complex z), which is not conjugated: |z| is not holomorphic
+register_vjp(Op.ABS, lambda cts, ins, outs: [cts[0] * F.sign(ins[0])])  # |x|' = sign(x)  (0 at 0, as PyTorch)
+
 for _op, _d in [
-    (Op.ABS, lambda x, y: F.sign(x)),                 # |x|' = sign(x)  (0 at 0, as PyTorch)
     (Op.EXP, lambda x, y: y),                         # (e^x)' = e^x
     (Op.LOG, lambda x, y: 1.0 / x),                   # log' = 1/x
     (Op.LOG1P, lambda x, y: 1.0 / (1.0 + x)),
@@ -53,19 +56,31 @@ for _op, _d in [
     (Op.COS, lambda x, y: -F.sin(x)),
     (Op.SIGMOID, lambda x, y: y * (1.0 - y)),
     (Op.GELU, _gelu_derivative),
+    (Op.ARCSIN, lambda x, y: 1.0 / F.sqrt(1.0 - x * x)),
+    (Op.ARCCOS, lambda x, y: -1.0 / F.sqrt(1.0 - x * x)),
+    (Op.ARCTAN, lambda x, y: 1.0 / (1.0 + x * x)),
+    (Op.SINH, lambda x, y: F.cosh(x)),
+    (Op.COSH, lambda x, y: F.sinh(x)),
+    (Op.LOG2, lambda x, y: 1.0 / (x * math.log(2.0))),
+    (Op.LOG10, lambda x, y: 1.0 / (x * math.log(10.0))),
+    (Op.EXP2, lambda x, y: y * math.log(2.0)),      # (2^x)' = 2^x ln 2
 ]:
     _unary(_op, _d)
 
 register_vjp(Op.NEG, lambda cts, ins, outs: [-cts[0]])
 register_vjp(Op.RELU, lambda cts, ins, outs: [F.where(ins[0] > 0, cts[0], 0.0)])
 register_vjp(Op.COPY, lambda cts, ins, outs, **attrs: [cts[0]])
-for _op in (Op.SIGN, Op.FLOOR, Op.CEIL):  # piecewise constant: zero almost everywhere
-    register_vjp(_op, lambda cts, ins, outs: [None])
+for _op in (Op.SIGN, Op.FLOOR, Op.CEIL, Op.RINT, Op.TRUNC, Op.ROUND):  # piecewise constant: zero a.e.
+    register_vjp(_op, lambda cts, ins, outs, **attrs: [None])
 
 
 def _cast(cts, ins, outs, dtype):
-    x = ins[0]
-    return [F.cast(cts[0], x.dtype) if x.dtype.kind in "fc" else None]
+    x, ct = ins[0], cts[0]
+    if x.dtype.kind not in "fc":
+        return [None]
+    if is_complex(ct) and not is_complex(x):  # a real value made complex: only its real part's cotangent
+        ct = F.real(ct)
+    return [F.cast(ct, x.dtype) if ct.dtype != x.dtype else ct]
 
 
 register_vjp(Op.CAST, _cast)
@@ -75,10 +90,10 @@ register_vjp(Op.CAST, _cast)
 register_vjp(Op.ADD, lambda cts, ins, outs: [unbroadcast(cts[0], ins[0].shape), unbroadcast(cts[0], ins[1].shape)])
 register_vjp(Op.SUB, lambda cts, ins, outs: [unbroadcast(cts[0], ins[0].shape),
                                              unbroadcast(-cts[0], ins[1].shape)])
-register_vjp(Op.MUL, lambda cts, ins, outs: [unbroadcast(cts[0] * ins[1], ins[0].shape),
-                                             unbroadcast(cts[0] * ins[0], ins[1].shape)])
-register_vjp(Op.DIV, lambda cts, ins, outs: [unbroadcast(cts[0] / ins[1], ins[0].shape),
-                                             unbroadcast(-cts[0] * outs[0] / ins[1], ins[1].shape)])
+register_vjp(Op.MUL, lambda cts, ins, outs: [unbroadcast(cts[0] * conj(ins[1]), ins[0].shape),
+                                             unbroadcast(cts[0] * conj(ins[0]), ins[1].shape)])
+register_vjp(Op.DIV, lambda cts, ins, outs: [unbroadcast(cts[0] / conj(ins[1]), ins[0].shape),
+                                             unbroadcast(-cts[0] * conj(outs[0]) / conj(ins[1]), ins[1].shape)])
 register_vjp(Op.FLOORDIV, lambda cts, ins, outs: [None, None])
 register_vjp(Op.MOD, lambda cts, ins, outs: [unbroadcast(cts[0], ins[0].shape),
                                              unbroadcast(-cts[0] * F.floor(ins[0] / ins[1]), ins[1].shape)])
@@ -93,6 +108,31 @@ def _pow(cts, ins, outs, operator=False):
 
 
 register_vjp(Op.POW, _pow)
+
+
+def _arctan2(cts, ins, outs):
+    """arctan2(a, b), the angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+    a, b = ins
+    share = cts[0] / (a * a + b * b)
+    return [unbroadcast(share * b, a.shape), unbroadcast(-share * a, b.shape)]
+
+
+def _hypot(cts, ins, outs):
+    a, b = ins
+    share = cts[0] / outs[0]
+    return [unbroadcast(share * a, a.shape), unbroadcast(share * b, b.shape)]
+
+
+def _logaddexp(cts, ins, outs):
+    """log(e^a + e^b): each operand's share e^a / (e^a + e^b) = e^(a - result), which cannot overflow."""
+    a, b = ins
+    ct, y = cts[0], outs[0]
+    return [unbroadcast(ct * F.exp(a - y), a.shape), unbroadcast(ct * F.exp(b - y), b.shape)]
+
+
+register_vjp(Op.ARCTAN2, _arctan2)
+register_vjp(Op.HYPOT, _hypot)
+register_vjp(Op.LOGADDEXP, _logaddexp)
 
 
 def _extremum(first_wins):
@@ -142,3 +182,11 @@ register_vjp(Op.CLIP, _clip)
 # values made from a shape alone carry no gradient
 for _op in (Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE):
     register_vjp(_op, lambda cts, ins, outs, **attrs: [None] * len(ins))
+
+
+def _full(cts, ins, outs, shape, dtype, fill=None):
+    """``full(shape, v)`` with a 0-d operand ``v``: every element is ``v``, so its cotangent is the sum."""
+    return [F.cast(F.sum(cts[0]), ins[0].dtype)] if ins else []
+
+
+register_vjp(Op.FULL, _full)
