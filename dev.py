@@ -90,8 +90,9 @@ def pyenv_root() -> Path:
 def candidates(minor: str) -> list[Path]:
     """Where CPython ``minor`` ("3.13") may be, in the order they are tried."""
     found = []
-    if running_interpreter().minor == minor:
-        found.append(Path(sys.executable))
+    running = running_interpreter()
+    if running.minor == minor:
+        found.append(running.executable)
     releases = [d for d in (pyenv_root() / "versions").glob(f"{minor}.*")
                 if re.fullmatch(re.escape(minor) + r"\.\d+", d.name)]  # (not 3.13.0t, 3.13-dev, ...)
     releases.sort(key=lambda d: int(d.name.rsplit(".", 1)[1]), reverse=True)
@@ -307,6 +308,16 @@ def ensure_chromium() -> None:
 COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 
 
+def closing_counts(line: str) -> dict[str, int] | None:
+    """The counts of pytest's closing line ("3 failed, 9233 passed, 1 error in 88.57s"), or None for any other
+    line; "errors" is counted as "error"."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    if not re.search(r" in [\d.]+s\b", plain):
+        return None
+    found = {("error" if kind.startswith("error") else kind): int(n) for n, kind in COUNT.findall(plain)}
+    return found or None
+
+
 def run_pytest(python: Path, args: list[str]) -> tuple[int, dict[str, int]]:
     """Run pytest, its output passed through; return its exit code and the counts of its closing line."""
     if sys.stdout.isatty() and not any(a.startswith("--color") for a in args):
@@ -318,11 +329,7 @@ def run_pytest(python: Path, args: list[str]) -> tuple[int, dict[str, int]]:
     for line in process.stdout:
         sys.stdout.write(line)
         sys.stdout.flush()
-        plain = re.sub(r"\x1b\[[0-9;]*m", "", line)
-        found = {kind.rstrip("s") if kind.startswith("error") else kind: int(n)
-                 for n, kind in COUNT.findall(plain)}
-        if found and re.search(r" in [\d.]+s\b", plain):  # pytest's closing line
-            counts = found
+        counts = closing_counts(line) or counts
     return process.wait(), counts
 
 
