@@ -125,9 +125,13 @@ def where_looked(minor: str) -> str:
 class Choice:
     """What the --python / --all-pythons options asked for."""
     interpreters: list[Interpreter]
+    """The interpreters to run the task under, in version order."""
     missing: list[str]
+    """The supported versions (X.Y) that --all-pythons did not find."""
     required: bool
+    """A missing version fails the task (--all-pythons=required)."""
     several: bool
+    """--all-pythons: print one summary line per version."""
 
 
 def choose_pythons(args: list[str], allow_all: bool) -> tuple[Choice, list[str]]:
