@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dis
 import re
+import sys
 
 import pytest
 
-from lecture_runner import find_text, run_lecture
-from test_seed_lecture import find_line, read_tables
+from lecture_runner import REPO, find_text, run_lecture
+from test_seed_lecture import find_line, function_code, read_tables
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,21 @@ def test_demo1_counts_recorded_instructions(demos):
     assert [r[1] for r in recorded] == ["BINARY_OP", "CALL", "BINARY_OP"]
     obs = find_text(demos[1], r"(\d+)\s*条指令里只有\s*(\d+)\s*条进了图")
     assert (int(obs.group(1)), int(obs.group(2))) == (len(table.rows), len(recorded))
+
+
+def test_demo1_lists_this_pythons_bytecode(demos):
+    """The table is the bytecode of ``small`` as dis shows it on the Python running the tests (the script ran
+    under the same), and the observations name the instructions of that listing, not of another version's."""
+    (table,) = read_tables(demos[1])
+    code = function_code(REPO / "lectures" / "lecture12" / "05_guards.py", "small")
+    assert [(int(r[0]), r[1], r[2]) for r in table.rows] == [
+        (i.offset, i.opname, i.argrepr) for i in dis.get_instructions(code)]
+    version = find_text(demos[1], r"执行\s*Python\s*(\d+)\.(\d+)\s*的字节码")
+    assert tuple(map(int, version.groups())) == sys.version_info[:2]
+    loads = next(r[1] for r in table.rows if r[3].startswith("tensor"))
+    assert find_text(demos[1], r"的字节码：(\w+)\s*把张量").group(1) == loads
+    others = find_text(demos[1], r"其余指令（(.*?)）").group(1).split("、")
+    assert others == list(dict.fromkeys(r[1] for r in table.rows if not r[3].startswith(("recorded", "tensor"))))
 
 
 def test_demo2_guards(demos):

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import graph_lab.frontends.script.statements as statements
 from graph_lab import F, ScriptError, script
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def expect_error(fn, shapes, line: str, underlined: str, hint: str, message: str = "", **kwargs) -> ScriptError:
@@ -459,6 +465,36 @@ def test_a_lambda_and_a_function_without_source():
     with pytest.raises(ScriptError, match="cannot read the source") as e:
         script(namespace["made"], X)
     assert "define the function in a .py file" in e.value.hint
+
+
+DASH_C = """def made(x):
+    return x * 3.0
+import graph_lab
+ns = {}
+exec("def made(x):\\n    return x * 2.0\\ndef branchy(x):\\n    if x.sum() > 0:\\n        return x\\n    return -x\\n", ns)
+try:
+    graph_lab.script(ns["made"], {"x": (2,)})
+    print("script converted it")
+except graph_lab.ScriptError as e:
+    print("script:", str(e).splitlines()[0])
+try:
+    graph_lab.trace(ns["branchy"], {"x": (2,)})
+except graph_lab.TraceError as e:
+    print("trace:", e)
+"""
+
+
+def test_an_exec_d_function_is_not_read_from_the_python_dash_c_command():
+    """exec names what it compiles "<string>", and from Python 3.13 on linecache holds ``python -c``'s command under
+    that name too: script() must refuse the exec'd ``made`` (x * 2.0) rather than convert the command's (x * 3.0),
+    and a traced error must not quote the command's line 4 as the exec'd code's line 4 (the same on every version)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, "-c", DASH_C], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    script_line, trace_line = result.stdout.splitlines()[:2]
+    assert script_line.startswith("script: script() cannot read the source of made (defined in <string>)")
+    assert trace_line.startswith("trace: ") and "<string>:4" in trace_line
+    assert "import graph_lab" not in trace_line
 
 
 def test_a_return_value_that_is_not_an_array():

@@ -18,6 +18,15 @@ _GENERATED_FILENAMES = ("<graph_lab generated>", "<graph_lab guards>", "<graph_l
 _skip_cache: dict[str, bool] = {}
 
 
+def lines_belong_to(filename: str) -> bool:
+    """Whether linecache's lines for ``filename`` can be taken as the source of code compiled under that name.
+
+    Not for "<string>": it names every string compiled without a name of its own (``exec``, ``compile``), and from
+    Python 3.13 on linecache also holds ``python -c``'s command under it, so the lines found there may be another
+    program's (an exec'd ``def`` would be read from the command line)."""
+    return filename != "<string>"
+
+
 @dataclass(frozen=True, slots=True)
 class SourceLoc:
     """A line of user code."""
@@ -35,6 +44,8 @@ class SourceLoc:
 
     def text(self) -> str:
         """The source line itself, stripped ('' when the file cannot be read)."""
+        if not lines_belong_to(self.filename):
+            return ""
         return linecache.getline(self.filename, self.lineno).strip()
 
     def describe(self) -> str:

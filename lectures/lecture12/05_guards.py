@@ -4,7 +4,7 @@ CS349E · 第 12 讲 · 05_guards.py —— 字节码抓图：guard、重新编�
 =============================================================================
 
 【这个脚本要回答的问题】
-01 脚本说 TorchDynamo "符号地执行字节码"。graph_lab.compile 就是这样做的：它自己解释 CPython 3.11 的字节码，
+01 脚本说 TorchDynamo "符号地执行字节码"。graph_lab.compile 就是这样做的：它自己解释 CPython 的字节码（3.11、3.12、3.13 各有各的指令），
 张量运算记进图，普通 Python 照常模拟；每张图带一组 guard，下次调用先查 guard；处理不了的地方切断图。
 
 演示 1：一个小函数的字节码，和符号执行对每条指令做了什么。
@@ -48,10 +48,16 @@ def demo1_bytecode():
     print_table(["偏移", "指令", "参数", "符号执行做了什么"], rows)
     recorded = sum(1 for r in rows if r[3].startswith("recorded"))
     print(f"\n{len(rows)} 条指令里，{recorded} 条往图里记了运算；图里共 {seg.graph.count()} 个运算节点。")
+    # The instructions differ between Python versions (3.13 loads x and w with one LOAD_FAST_LOAD_FAST, 3.11 has
+    # a PRECALL before each CALL): the text names the ones this interpreter ran.
+    loads = next(r for r in rows if r[3].startswith("tensor"))
+    matmul = next(r for r in rows if r[3] == "recorded matmul")
+    others = list(dict.fromkeys(r[1] for r in rows if not r[3].startswith(("recorded", "tensor"))))
     print_observations([
-        f"符号执行器一条一条地执行字节码：LOAD_FAST 把张量（图的输入）压栈，BINARY_OP @ 记下一个 matmul，"
+        f"符号执行器一条一条地执行 Python {sys.version_info.major}.{sys.version_info.minor} 的字节码："
+        f"{loads[1]} 把张量（图的输入）压栈，{matmul[1]} {matmul[2]} 记下一个 matmul，"
         f"CALL np.tanh 通过 NumPy 的 __array_ufunc__ 协议记下 tanh——{len(rows)} 条指令里只有 {recorded} 条进了图。",
-        "其余指令（LOAD_CONST、PRECALL、STORE_FAST……）只是在模拟 Python 的栈和局部变量，不产生节点。",
+        f"其余指令（{'、'.join(others)}）只是在模拟 Python 的栈和局部变量，不产生节点。",
     ])
 
 

@@ -16,7 +16,7 @@ import types
 import weakref
 
 from ...errors import ScriptError
-from ...ir.source import SourceLoc
+from ...ir.source import SourceLoc, lines_belong_to
 
 # Statements whose caret goes under their keyword only (the whole statement would underline its body too).
 _KEYWORDS = {ast.Try: "try", ast.With: "with", ast.AsyncWith: "async", ast.While: "while", ast.For: "for",
@@ -70,6 +70,8 @@ class FunctionSource:
         code = getattr(fn, "__code__", None)
         self.filename = code.co_filename if code is not None else "<unknown>"
         try:
+            if not lines_belong_to(self.filename):
+                raise OSError(f"the lines linecache holds for {self.filename} may be another source's")
             lines, self.first_line = inspect.getsourcelines(fn)
         except (OSError, TypeError):
             raise ScriptError(f"script() cannot read the source of {self.name} (defined in {self.filename}); it "
