@@ -15,6 +15,7 @@ import types
 
 import numpy as np
 
+from ...ir.source import lines_belong_to
 from ..tensor import Tensor
 from .frame import IterState
 
@@ -109,7 +110,8 @@ def derived_text(fn, n: int) -> str:
 
 def expression_text(filename: str, positions) -> str:
     """The source text an instruction came from (one line only), e.g. ``float(x.sum())``."""
-    if positions.lineno is None or positions.lineno != positions.end_lineno or positions.col_offset is None:
+    if positions.lineno is None or positions.lineno != positions.end_lineno or positions.col_offset is None \
+            or not lines_belong_to(filename):
         return ""
     line = linecache.getline(filename, positions.lineno)
     return line.encode()[positions.col_offset:positions.end_col_offset].decode(errors="replace").strip()
