@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import Op
+from ..ops.indexing import ACCUMULATE
 from .tensor import Tensor, call_op
 
 UFUNC_OPS: dict[np.ufunc, Op] = {
@@ -50,6 +51,12 @@ def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
         if set(kwargs) - allowed:
             raise rec.fail(f"{name}.reduce with {sorted(set(kwargs) - allowed)} is not supported in a graph")
         return call_op(UFUNC_REDUCE_OPS[ufunc], inputs[0], kwargs.get("axis", 0), kwargs.get("keepdims", False))
+    if method == "at" and ufunc.__name__ in ACCUMULATE and isinstance(inputs[0], Tensor) and not kwargs:
+        # np.add.at(x, idx, v): unbuffered, a repeated index adds once per occurrence (an accumulating update)
+        if len(inputs) != 3:
+            raise rec.fail(f"{name}.at needs an array, an index and a value in a graph")
+        inputs[0]._write(call_op(Op.INDEX_UPDATE, inputs[0], inputs[1], inputs[2], mode=ufunc.__name__))
+        return None
     if method != "__call__":
         raise rec.fail(f"{name}.{method} has no op in graph_lab's op table; write it with supported ops "
                        f"(see graph_lab.ops.Op)")
