@@ -17,8 +17,8 @@ def demos(tmp_path_factory) -> dict[int, list[str]]:
     return run_lecture(tmp_path_factory.mktemp("lecture05"), "05_guards.py")
 
 
-def test_seven_demos(demos):
-    assert sorted(demos) == [1, 2, 3, 4, 5, 6, 7]
+def test_eight_demos(demos):
+    assert sorted(demos) == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
 def test_demo1_counts_recorded_instructions(demos):
@@ -120,3 +120,26 @@ def test_demo7_cache_hit_cost(demos):
     assert (text.group(4).startswith("比")) == (f < e) or abs(f - e) < 0.1
     source = [line for line in demos[7] if line.startswith(("def make(", "    def __call__("))]
     assert len(source) == 2  # the generated function is printed
+
+
+def test_demo8_mutated_argument_written_back(demos):
+    (table,) = read_tables(demos[8])
+    assert len(table.rows) == 3
+    for i, row in enumerate(table.rows, 1):
+        assert row[0] == str(i) and row[1] == row[2] and row[3] == "相同"
+    m = find_line(demos[8], r"图里的运算：\[(.*)\]；写回 (\d+) 个数组（(\w+)）")
+    ops = [o.strip().strip("'") for o in m.group(1).split(",")]
+    assert (m.group(2), m.group(3)) == ("1", "u")
+    graph = [line for line in demos[8] if line.lstrip().startswith("%")]
+    assert sum("= index_update %0" in line for line in graph) == ops.count("index_update") >= 1
+    update = next(line for line in graph if "index_update" in line).split(":")[0].strip()
+    assert any(line.strip().startswith("return") and update in line for line in demos[8])  # u's new value is an output
+    guards = [line for line in demos[8] if line.startswith("guard: ")]
+    assert guards == ["guard: u is writeable (the graph writes into it)",
+                      "guard: u shares no memory with f (the graph writes into it)"]
+    m = find_line(demos[8], r"step\(x, x\)：编译 (\d+) 次，重新编译原因：(.*)；结果和 eager 逐位相同：(.)")
+    assert m.group(1) == "2" and "may share memory with f" in m.group(2) and m.group(3) == "是"
+    m = find_line(demos[8], r"3 次调用：(\d+) 张图、(\d+) 次 graph break；返回值、u 和视图都和 eager 逐位相同：(.)")
+    assert m.groups() == ("1", "0", "是")  # the observation's "没有切断图"
+    assert int(find_text(demos[8], r"变成图里的\s*(\d+)\s*个\s*index_update").group(1)) == ops.count("index_update")
+    assert int(find_text(demos[8], r"这就是那\s*(\d+)\s*个\s*guard").group(1)) == len(guards)

@@ -173,3 +173,34 @@ def test_a_folded_output_is_new_memory_on_every_call():
     first = cf(np.ones(3))
     first[0] = 5.0
     np.testing.assert_array_equal(cf(np.ones(3)), np.zeros(3))
+
+
+# --- the pieces of np.split / np.array_split are views (found by the fuzzer's mutation programs)
+
+def write_into_split_piece(x):
+    first, middle, last = np.array_split(x, 3, axis=-1)
+    middle[last > 0] = last[last > 0]
+    first *= 0.5
+    return middle
+
+
+def write_into_split_of_a_copy(x):
+    y = x.copy()
+    left, right = np.split(y, [1], axis=1)
+    right += 10.0
+    return y
+
+
+@pytest.mark.parametrize("fn, shape", [(write_into_split_piece, (4,)), (write_into_split_piece, (2, 7)),
+                                       (write_into_split_of_a_copy, (3, 3))])
+def test_a_write_into_a_split_piece_reaches_the_array_it_was_split_from(fn, shape):
+    cf = gl.compile(fn)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.standard_normal(shape)
+        e, c = x.copy(), x.copy()
+        np.testing.assert_array_equal(cf(c), fn(e), strict=True)
+        np.testing.assert_array_equal(c, e, strict=True)
+    g = gl.trace(write_into_split_of_a_copy, {"x": (3, 3)})
+    x = rng.standard_normal((3, 3))
+    np.testing.assert_array_equal(gl.run(g, {"x": x})[0], write_into_split_of_a_copy(x), strict=True)

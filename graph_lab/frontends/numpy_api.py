@@ -12,6 +12,7 @@ import numpy as np
 from ..ops import Op
 from ..ops.elementwise import OUTER_UFUNCS
 from ..ops.library import BY_FUNCTION, result_of
+from ..ops.indexing import ACCUMULATE
 from .tensor import Tensor, call_op
 
 NOT_COVERED = "is not in the op table or the registry of pure NumPy functions"
@@ -68,6 +69,12 @@ def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
         if op is not None:
             return call_op(op, *inputs, **UFUNC_ATTRS.get(ufunc, _NO_ATTRS))
     name = f"numpy.{ufunc.__name__}"
+    if method == "at" and ufunc.__name__ in ACCUMULATE and isinstance(inputs[0], Tensor) and not kwargs:
+        # np.add.at(x, idx, v): unbuffered, a repeated index adds once per occurrence (an accumulating update)
+        if len(inputs) != 3:
+            raise rec.fail(f"{name}.at needs an array, an index and a value in a graph")
+        inputs[0]._write(call_op(Op.INDEX_UPDATE, inputs[0], inputs[1], inputs[2], mode=ufunc.__name__))
+        return None
     if method != "__call__":
         return _ufunc_method(rec, ufunc, method, inputs, kwargs)
     op = UFUNC_OPS.get(ufunc)

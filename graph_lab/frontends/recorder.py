@@ -20,7 +20,7 @@ from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
-from ..ops.indexing import is_basic
+from ..ops.indexing import Slice, is_basic
 from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
 
 _MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE})
@@ -153,10 +153,14 @@ class Recorder:
                     # A view or a copy, depending on memory layout, which a stand-in does not know.
                     outs[0]._maybe_alias = (first._storage, first._storage.version)
                 elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
-                    outs[0]._storage = first._storage
-                    outs[0]._version = first._version
-                    outs[0]._view = (first, op, attrs)
-                    outs[0]._maybe_alias = first._maybe_alias
+                    _make_view(outs[0], first, op, attrs)
+            elif isinstance(first, Tensor) and op == Op.SPLIT:
+                # np.split's pieces are views of its operand (first[lo:hi] along the axis): a write into one
+                # is a write into the operand, as in NumPy
+                points = (0,) + tuple(attrs["indices"]) + (None,)
+                for piece, lo, hi in zip(outs, points[:-1], points[1:]):
+                    key = (Slice(None, None, None),) * attrs["axis"] + (Slice(lo, hi, None),)
+                    _make_view(piece, first, Op.INDEX, {"key": key})
             out = tuple(outs) if definition.multi_output else outs[0]
         refs = self.tensor_refs
         if refs is not None:
@@ -178,6 +182,14 @@ class Recorder:
             raise self.fail(f"in-place write into the {name}: a traced graph returns new arrays and cannot "
                             f"write into the caller's arrays, so this side effect would be lost. Copy it first "
                             f"(x = x.copy()) and return the result")
+
+
+def _make_view(t: Tensor, base: Tensor, op: Op, attrs: dict) -> None:
+    """``t`` is ``op(base, **attrs)`` and shares its memory: it sees, and makes, base's writes."""
+    t._storage = base._storage
+    t._version = base._version
+    t._view = (base, op, attrs)
+    t._maybe_alias = base._maybe_alias
 
 
 def _is_view(op: Op, attrs: dict, ndim: int) -> bool:

@@ -248,8 +248,10 @@ class Tensor(TensorLike):
         if isinstance(key, Tensor) and key.dtype == np.bool_ and np.ndim(value) == 0 and \
                 same_shape(key.type.shape, self.type.shape):
             # x[mask] = v with a mask of x's shape and one value: a select, with no data-dependent shape
-            new = call_op(Op.WHERE, key, value, self)
-            self._write(new if new.dtype == self.dtype else call_op(Op.CAST, new, self.dtype))
+            # (the value cast first, as NumPy does: an int64 array keeps its other elements exactly)
+            value = call_op(Op.CAST, value, self.dtype) if isinstance(value, Tensor) else \
+                np.asarray(value).astype(self.dtype)
+            self._write(call_op(Op.WHERE, key, value, self))
             return
         self._write(call_op(Op.INDEX_UPDATE, self, key, value))
 

@@ -272,17 +272,26 @@ register(OpDef(Op.INDEX, "index", _bind_index, _infer_index, _index, "ndarray.__
                print_attrs=lambda a: f"key={format_key(a['key'])}", doc="x[key]"))
 
 
-def _index_update(*operands, key):
+ACCUMULATE = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
+              "minimum": np.minimum}
+"""The ``mode`` of an accumulating ``index_update``: ``np.add.at(x, idx, v)`` and its siblings, unbuffered, so a
+repeated index applies the ufunc once per occurrence (plain ``x[idx] = v`` keeps the last value written)."""
+
+
+def _index_update(*operands, key, mode=None):
     out = np.array(operands[0], copy=True)
-    out[fill_key(key, operands)] = operands[1]
+    if mode is None:
+        out[fill_key(key, operands)] = operands[1]
+    else:
+        ACCUMULATE[mode].at(out, fill_key(key, operands), operands[1])
     return out
 
 
-def _bind_index_update(x, key, value):
+def _bind_index_update(x, key, value, mode=None):
     template, idx = bind_key(key, 2)
     target = indexed_shape(shape_of(x), template, [None, None] + [_concrete_or_type(o) for o in idx])
     _check_assignable(shape_of(value), target)
-    return [x, value] + idx, {"key": template}
+    return [x, value] + idx, ({"key": template} if mode is None else {"key": template, "mode": mode})
 
 
 def _check_assignable(value_shape, target):
@@ -298,13 +307,26 @@ def _check_assignable(value_shape, target):
             same_size("index_update", v, t, message)
 
 
+def _check_mode(mode) -> None:
+    if mode is None:
+        return
+    if mode not in ACCUMULATE:
+        raise OpError(f"index_update: mode must be one of {', '.join(ACCUMULATE)}, got {mode!r}")
+
+
 def _infer_index_update(types, attrs):
     _check_slots(types, attrs["key"])
+    _check_mode(attrs.get("mode"))
     target = indexed_shape(types[0].shape, attrs["key"], types)
     _check_assignable(types[1].shape, target)
     return (TensorType(types[0].dtype, types[0].shape),)
 
 
+def _print_index_update(attrs) -> str:
+    text = f"key={format_key(attrs['key'])}"
+    return text if attrs.get("mode") is None else f"{text} mode={attrs['mode']!r}".replace("'", '"')
+
+
 register(OpDef(Op.INDEX_UPDATE, "index", _bind_index_update, _infer_index_update, _index_update,
-               "ndarray.__setitem__", print_attrs=lambda a: f"key={format_key(a['key'])}",
-               doc="a copy of x with x[key] = value"))
+               "ndarray.__setitem__", print_attrs=_print_index_update,
+               doc="a copy of x with x[key] = value (mode \"add\" and others: numpy.add.at(x, key, value))"))

@@ -37,6 +37,8 @@ Mutation = Callable[[dict], None]
 class Call:
     args: list
     mutation: Mutation | None = None
+    views: tuple = ()
+    """``Program.aliases``: arguments passed as views of other arguments."""
 
 
 @dataclass
@@ -44,6 +46,8 @@ class Observed:
     result: Any
     printed: str
     state: dict
+    args: list = field(default_factory=list)
+    """The final contents of the array arguments (the function may write into them)."""
 
 
 @dataclass
@@ -76,7 +80,7 @@ class Verdict:
 
 
 def default_calls(program: Program, n: int = 3) -> list[Call]:
-    return [Call(program.inputs(k)) for k in range(n)]
+    return [Call(program.inputs(k), views=program.aliases) for k in range(n)]
 
 
 def differential(program: Program, ways: list[Way], calls: list[Call] | None = None,
@@ -89,7 +93,10 @@ def differential(program: Program, ways: list[Way], calls: list[Call] | None = N
     except Exception as e:
         return Verdict(program, discarded=f"{type(e).__name__}: {e}")
     verdict = Verdict(program)
+    aliasing = any(c.views for c in calls)
     for w in ways:
+        if aliasing and not w.frontend.writes_arguments:
+            continue  # (lazy tensors are copies: a write through one alias cannot show in another, documented)
         verdict.outcomes.append(run_way(program, w, calls, eager))
     return verdict
 
@@ -103,10 +110,36 @@ def observe_calls(namespace: dict, calls: list[Call], build: Callable | None = N
         for call in calls:
             if call.mutation is not None:
                 call.mutation(namespace)
+            args = arguments(call)
             with printed() as text:
-                result = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in call.args])
-            out.append(Observed(result, text.getvalue(), state_of(namespace)))
+                result = fn(*args)
+            out.append(Observed(result, text.getvalue(), state_of(namespace),
+                                [a.copy() for a in args if isinstance(a, np.ndarray)]))
     return out
+
+
+def arguments(call: Call) -> list:
+    """Fresh copies of the call's arrays, with the views among them made as ``call.views`` says."""
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in call.args]
+    for i, j, key in call.views:
+        args[i] = args[j] if key is None else args[j][key]
+    return args
+
+
+def compare_call(w: Way, want: Observed, have: Observed, ref64=None) -> Mismatch | None:
+    """The first difference of one call: the result, then (for a way that keeps them) printing and state, and
+    (for a way that writes into the caller's arrays) the arguments' final contents."""
+    mismatch = compare(want.result, have.result, exact=w.exact)
+    if mismatch is not None and not w.exact and mismatch.kind == "value" and ref64 is not None:
+        mismatch = compare(want.result, have.result, ref64=ref64())
+    if mismatch is None and w.frontend.keeps_side_effects:
+        mismatch = compare_effects(want, have)
+    if mismatch is None and w.frontend.writes_arguments:
+        mismatch = compare(want.args, have.args, exact=w.exact)
+        if mismatch is not None:
+            mismatch = Mismatch(f"argument {mismatch.path}", mismatch.kind, mismatch.expected, mismatch.got,
+                                f"an argument's contents after the call differ: {mismatch.detail}")
+    return mismatch
 
 
 def state_of(namespace: dict) -> dict:
@@ -133,11 +166,7 @@ def run_way(program: Program, w: Way, calls: list[Call], eager: list[Observed]) 
     except Exception as e:
         return outcome("crash", detail="".join(traceback.format_exception_only(e)).strip())
     for k, (want, have) in enumerate(zip(eager, got)):
-        mismatch = compare(want.result, have.result, exact=w.exact)
-        if mismatch is not None and not w.exact and mismatch.kind == "value":
-            mismatch = compare(want.result, have.result, ref64=_float64_results(program, calls)[k])
-        if mismatch is None and w.frontend.keeps_side_effects:
-            mismatch = compare_effects(want, have)
+        mismatch = compare_call(w, want, have, lambda: _float64_results(program, calls)[k])
         if mismatch is not None:
             return outcome("mismatch", k, str(mismatch), mismatch)
     result = outcome("ok")
@@ -148,7 +177,7 @@ def run_way(program: Program, w: Way, calls: list[Call], eager: list[Observed]) 
 def _float64_results(program: Program, calls: list[Call]) -> list:
     """The program run eagerly with its float arrays upcast to float64: the judge of ways that reorder sums."""
     upcast = [Call([a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
-                    for a in c.args], c.mutation) for c in calls]
+                    for a in c.args], c.mutation, c.views) for c in calls]
     try:
         return [o.result for o in observe_calls(program.namespace(), upcast)]
     except Exception:
@@ -183,7 +212,9 @@ SOURCE = """\\
 CALLS = [
 {calls}]
 
-print(replay(SOURCE, {way!r}, CALLS) or "no difference")
+VIEWS = {views!r}  # (i, j, key): argument i is argument j indexed by key (None: the same array)
+
+print(replay(SOURCE, {way!r}, CALLS, VIEWS) or "no difference")
 '''
 
 
@@ -194,7 +225,7 @@ def reproducer(program: Program, way_name: str, call: int, calls: list[Call] | N
     calls = calls[:call + 1] if call >= 0 else calls  # a crash: replay every call
     rows = "".join("    [" + ", ".join(_array_literal(a) for a in c.args) + "],\n" for c in calls)
     return REPRODUCER.format(way=way_name, seed=program.seed, call=call + 1 if call >= 0 else len(calls),
-                             source=program.source(), calls=rows)
+                             source=program.source(), calls=rows, views=program.aliases)
 
 
 def _array_literal(a) -> str:
@@ -203,17 +234,15 @@ def _array_literal(a) -> str:
     return f"np.array({a.tolist()!r}, dtype={a.dtype.name!r}).reshape({a.shape!r})"
 
 
-def replay(source: str, way_name: str, calls: list[list]) -> Mismatch | None:
+def replay(source: str, way_name: str, calls: list[list], views: tuple = ()) -> Mismatch | None:
     """Run ``source``'s ``program`` eagerly and through the way named ``way_name``, once per argument list in
-    ``calls``; the first difference."""
+    ``calls`` (with ``views``, as ``Program.aliases``); the first difference."""
     w = way_named(way_name)
-    steps = [Call(args) for args in calls]
+    steps = [Call(args, views=views) for args in calls]
     eager = observe_calls(load(source, "<graph_lab reproducer>"), steps)
     got = observe_calls(load(source, "<graph_lab reproducer>"), steps, w.build)
     for want, have in zip(eager, got):
-        mismatch = compare(want.result, have.result, exact=w.exact)
-        if mismatch is None and w.frontend.keeps_side_effects:
-            mismatch = compare_effects(want, have)
+        mismatch = compare_call(w, want, have)
         if mismatch is not None:
             return mismatch
     return None

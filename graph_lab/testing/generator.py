@@ -25,11 +25,12 @@ import numpy as np
 from ..frontends import functional as F
 from ..ops import SOURCE_OPS, Op
 from .menu_elementwise import BINARY, REDUCE, SOURCES, UNARY
+from . import menu_writes
 from .menu_control import CONTROL
 from .menu_numpy import STATIC_CONSTANT_OPS, TEMPLATES
 from .menu_structure import STRUCTURE
 from .picker import LIMIT, Block, Expr, Picker, magnitude
-from .program import HELPERS, STATE_PREAMBLE, If, Line, Loop, Program, Var
+from .program import HELPERS, STATE_PREAMBLE, If, Line, Loop, Program, Var, emit
 
 MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE, **CONTROL, **TEMPLATES}
 """Op -> template: one way (or several spellings) to call every op of the table."""
@@ -60,6 +61,9 @@ class Options:
     """Reads of a global, a closure cell, a Python argument, an attribute and a container's length."""
     focus: tuple[str, ...] = ()
     """Ops to call more often (a third of the assignments): a campaign aimed at a few ops."""
+    mutation: bool = False
+    """In-place writes into arguments, fresh arrays and views of both (``menu_writes.py``), and arguments that
+    alias: the same array twice, or overlapping slices of one."""
     python: bool = True
     """Python around the ops: loops over rows, while loops on data, comprehensions, calls of helper functions,
     an int taken out of a tensor used as an index, a reshape to sizes read from ``.shape``."""
@@ -76,6 +80,8 @@ class Generator:
         self.counter = 0
         self.samples = self._sample_namespace()
         self.uses_helpers = False
+        self.aliases: tuple = ()
+        self.read_only: set[str] = set()
 
     def program(self) -> Program:
         args = self._arguments()
@@ -89,7 +95,7 @@ class Generator:
         stateful = self.options.side_effects or self.options.probes
         written = ("COUNTER",) if self.options.side_effects else ()
         return Program(self.seed, args, body, returns, style, stateful, self.options.probes, written,
-                       self.uses_helpers)
+                       self.uses_helpers, self.aliases)
 
     # --- arguments
 
@@ -104,7 +110,18 @@ class Generator:
             dtype = np.dtype(self.rng.choices([d for d, _ in DTYPES], [w for _, w in DTYPES])[0])
             lo, hi = (0.0, 1.0) if dtype.kind == "b" else (-3.0, 3.0)
             out.append(Var(f"x{i}", self.rng.choice(shapes), dtype, lo, hi))
+        if self.options.mutation and len(out) >= 2 and self.rng.random() < 0.4:
+            out[1], self.aliases = self._alias(out[0])
         return out
+
+    def _alias(self, base: Var) -> tuple[Var, tuple]:
+        """The second argument as the first one again, or as an overlapping slice of it: ``(i, j, key)`` says
+        argument i is argument j indexed by ``key`` (None: the same array)."""
+        if base.ndim >= 1 and base.shape[0] >= 2 and self.rng.random() < 0.6:
+            key = self.rng.choice([(slice(1, None),), (slice(None, -1),), (slice(None, None, -1),)])
+            shape = np.zeros(base.shape)[key].shape
+            return Var("x1", shape, base.dtype, base.lo, base.hi), ((1, 0, key),)
+        return Var("x1", base.shape, base.dtype, base.lo, base.hi), ((1, 0, None),)
 
     # --- statements
 
@@ -115,13 +132,14 @@ class Generator:
             if stmt is not None:
                 body.append(stmt)
                 self._define(scope, stmt.defines)
+                self._note_read_only(stmt)
         return body
 
     def _statement(self, scope, depth, in_loop):
         o = self.options
         kinds = {"assign": 70, "data_if": 6 * o.data_ifs * (depth < 2), "static_if": 4 * o.static_ifs * (depth < 2),
                  "loop": 6 * o.loops * (depth < 2 and not in_loop), "scalar": 4 * o.data_ifs,
-                 "effect": 12 * o.side_effects, "python": 6 * o.python * (not in_loop)}
+                 "effect": 12 * o.side_effects, "python": 6 * o.python * (not in_loop), "write": 14 * o.mutation}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
         if kind == "data_if" or kind == "static_if":
             return self._if(scope, depth, in_loop, data=kind == "data_if")
@@ -133,7 +151,28 @@ class Generator:
             return self._side_effect(scope)
         if kind == "python":
             return self._python(scope)
+        if kind == "write":
+            return self._write(scope)
         return self._assign(scope)
+
+    def _note_read_only(self, stmt) -> None:
+        """Names that may hold a read-only array (a broadcast view, or anything made from one): never written.
+        (The samples cannot tell: each statement runs on fresh zeros.)"""
+        text = "\n".join(emit([stmt], ""))
+        if "broadcast_to" in text or any(re.search(rf"\b{n}\b", text) for n in self.read_only):
+            self.read_only |= {v.name for v in stmt.defines}
+
+    def _write(self, scope) -> Line | None:
+        writable = [v for v in scope if v.name not in self.read_only]
+        made = menu_writes.write(self.rng, writable, self._name)
+        if made is None:
+            return None
+        lines, new = made
+        values = self._run_sample(lines, scope, [v.name for v in new])
+        if values is None:
+            return None
+        typed = [Var(v.name, np.shape(a), np.asarray(a).dtype, v.lo, v.hi) for v, a in zip(new, values)]
+        return Line(lines, typed, ("write",))
 
     def _assign(self, scope: list[Var], ops: list | None = None) -> Line | None:
         picker = Picker(self.rng, scope)

@@ -128,6 +128,9 @@ class Program:
     globals_written: tuple[str, ...] = ()
     helpers: bool = False
     """Emit ``HELPERS`` (the program calls them)."""
+    aliases: tuple = ()
+    """Arguments passed as views of others: ``(i, j, key)``, argument i is argument j indexed by ``key`` (None:
+    the same array), so ``program(x, x)`` and overlapping slices are called as generated."""
 
     # --- source
 

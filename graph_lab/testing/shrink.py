@@ -46,7 +46,7 @@ def candidates(program: Program) -> Iterator[Program]:
                                       program.return_style)
     text = program.source()
     for i, arg in enumerate(program.args):
-        if len(re.findall(rf"\b{arg.name}\b", text)) == 1:
+        if len(re.findall(rf"\b{arg.name}\b", text)) == 1 and not program.aliases:  # (aliases count by position)
             yield dataclasses.replace(program, args=program.args[:i] + program.args[i + 1:])
     for body in _bodies(program.body, list(program.args)):
         yield dataclasses.replace(program, body=body)

@@ -29,7 +29,8 @@ from ..frontends.tensor import Tensor
 from ..frontends.trace import trace
 from ..guards import check_guards
 from ..ir.graph import Graph
-from ..passes.manager import PASSES, pipeline_passes
+from ..passes.fresh_outputs import keep_outputs_apart
+from ..passes.manager import PASSES, copy_graph, pipeline_passes
 
 Runner = Callable[[dict], list]
 """A graph made runnable: inputs by name -> outputs in order."""
@@ -62,6 +63,9 @@ class Frontend:
     """Prints, appends and attribute writes happen on every call, as in eager code."""
     sees_python_state: bool
     """A changed global, closure cell, attribute or Python argument is noticed (a guard or a rerun)."""
+    writes_arguments: bool = False
+    """A write into an argument array reaches the caller's array, as in eager code (compile's write-back).
+    trace and script refuse such a write (TraceError, ScriptError); a lazy tensor holds a copy."""
 
 
 class GraphCompiler:
@@ -222,12 +226,15 @@ def _compiled(backend: str) -> Callable[[Graph], Runner]:
 
 
 def _pass_pipeline(name: str) -> Callable[[Graph], list[str]]:
-    """A pipeline of the pass manager, run in place; each change reported as ``pass: change``."""
+    """A pipeline of the pass manager, run in place; each change reported as ``pass: change``. As the pass
+    manager does, outputs the passes made share memory get a copy (``fresh_outputs``): compile() hands them
+    to Python at a break, where one may be written in place."""
     def apply(graph: Graph) -> list[str]:
+        before = copy_graph(graph)
         changes: list[str] = []
         for pass_name in pipeline_passes(name):
             changes += [f"{pass_name}: {line}" for line in PASSES[pass_name](graph)]
-        return changes
+        return changes + [f"fresh_outputs: {line}" for line in keep_outputs_apart(before, graph)]
     return apply
 
 
@@ -237,7 +244,7 @@ FRONTENDS = {f.name: f for f in [
     Frontend("trace", TracedFunction, keeps_side_effects=False, sees_python_state=False),
     Frontend("script", ScriptedFunction, keeps_side_effects=False, sees_python_state=False),
     Frontend("lazy", LazyFunction, keeps_side_effects=True, sees_python_state=True),
-    Frontend("compile", _CompiledWith, keeps_side_effects=True, sees_python_state=True),
+    Frontend("compile", _CompiledWith, keeps_side_effects=True, sees_python_state=True, writes_arguments=True),
 ]}
 PIPELINES = {p.name: p for p in [
     Pipeline("none", lambda graph: []),

@@ -14,6 +14,7 @@ CS349E · 第 12 讲 · 05_guards.py —— 字节码抓图：guard、重新编�
 演示 5：self.counter += 1 这种副作用：每次调用都和 eager 一样发生。
 演示 6：explain() 的报告；重新编译次数到上限后的回退。
 演示 7：命中缓存的代价：guard、图和结果合成一个生成的函数。
+演示 8：写进参数的数组：图里的 index_update、图结束时的写回，和别名 guard。
 
 【运行】python3 05_guards.py        （< 1 秒）
 【依赖】numpy；graph_lab；../lecture01 的 console。
@@ -248,6 +249,50 @@ def demo7_cache_hit():
     ])
 
 
+def relax_into(u, f):
+    u[1:-1] = 0.5 * (u[:-2] + u[2:]) + f[1:-1]   # 写进参数 u：调用方的数组
+    return u.sum()
+
+
+def demo8_mutation():
+    print_header("演示 8：写进参数的数组：函数化、写回，和别名 guard")
+    rng = np.random.default_rng(8)
+    step = graph_lab.compile(relax_into, backend="interpret")
+    rows, same = [], True
+    for i in range(3):
+        u, f = rng.standard_normal(6), rng.standard_normal(6)
+        eu, cu = u.copy(), u.copy()
+        view = cu[2:4]                                # 调用方手里的视图
+        a, b = relax_into(eu, f), step(cu, f)
+        ok = a == b and np.array_equal(eu, cu) and np.array_equal(view, eu[2:4])
+        same = same and ok
+        rows.append([i + 1, f"{a:.6f}", f"{b:.6f}", "相同" if ok else "不同"])
+    print_table(["第几次调用", "eager 返回", "compile 返回", "u 和它的视图"], rows)
+    segments = [e.segment for e in step.last_events]
+    n_graphs, n_breaks = len(segments), sum(1 for sg in segments if sg.end == "break")
+    seg = segments[0]
+    ops = [str(n.op) for n in seg.graph.nodes if n.op not in ("input", "const")]
+    print(f"\n图里的运算：{ops}；写回 {len(seg.writebacks)} 个数组（{seg.writebacks[0][0].describe()}）")
+    print(seg.graph)
+    guards = [g.describe() for g in seg.guards.guards if g.kind in ("writeable", "disjoint")]
+    for g in guards:
+        print("guard:", g)
+    x = rng.standard_normal(6)
+    ex, cx = x.copy(), x.copy()
+    a, b = relax_into(ex, ex), step(cx, cx)      # f 就是 u：两个参数是同一个数组
+    alias_ok = a == b and np.array_equal(ex, cx)
+    print(f"\nstep(x, x)：编译 {step.captures} 次，重新编译原因：{step.recompile_log[-1].split(': ', 1)[1]}；"
+          f"结果和 eager 逐位相同：{'是' if alias_ok else '否'}")
+    print(f"3 次调用：{n_graphs} 张图、{n_breaks} 次 graph break；返回值、u 和视图都和 eager 逐位相同：{'是' if same else '否'}")
+    print_observations([
+        f"u[1:-1] = ... 没有切断图：它变成图里的 {ops.count('index_update')} 个 index_update（纯函数：返回一个新数组），"
+        "图的最后一个输出就是 u 的新值；图跑完以后，编译器把它原地拷回调用方的 u（TorchDynamo 的 copy_ 尾声），"
+        "所以调用方手里的视图也看到了新值。",
+        f"写回要成立，u 必须可写、并且和别的输入不共享内存：这就是那 {len(guards)} 个 guard。"
+        "step(x, x) 让 u 和 f 成为同一个数组，guard 失败，编译器重新编译——这一次它看到了别名，结果仍然和 eager 一样。",
+    ])
+
+
 if __name__ == "__main__":
     demo1_bytecode()
     demo2_guards()
@@ -256,3 +301,4 @@ if __name__ == "__main__":
     demo5_side_effects()
     demo6_explain_and_limit()
     demo7_cache_hit()
+    demo8_mutation()

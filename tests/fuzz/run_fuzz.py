@@ -36,12 +36,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="the CI samples instead of the large counts")
     parser.add_argument("--suite", action="append", choices=sorted(SUITES), help="run only these suites")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--count", type=int, help="programs (or the suite's unit) instead of the large count")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for F1")
     args = parser.parse_args(argv)
     start, failed = time.perf_counter(), []
     for name in args.suite or SUITES:
         run, large, quick = SUITES[name]
-        count = quick if args.quick else large
+        count = args.count or (quick if args.quick else large)
         figure = run(count, args.seed, jobs=args.jobs) if name == "F1" else run(count, args.seed)
         print(figure.text(), flush=True)
         print(flush=True)

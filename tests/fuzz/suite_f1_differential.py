@@ -14,11 +14,14 @@ from fuzz_report import Figure, Timer
 from graph_lab.ops import SOURCE_OPS, Op
 from graph_lab.testing.differential import default_calls, differential, reproducer
 from graph_lab.testing.generator import Options, generate
-from graph_lab.testing.program import If
+from graph_lab.testing.program import If, Line
 from graph_lab.testing.shrink import minimize
 from graph_lab.testing.ways import WAYS
 
 CALLS_PER_PROGRAM = 3
+MUTATION = Options(mutation=True)
+"""Every third program writes in place (into its arguments, fresh arrays, views) and may get aliasing arguments;
+their final contents are compared too."""
 
 
 def run_chunk(seeds: range, options: Options = Options()) -> dict:
@@ -27,13 +30,15 @@ def run_chunk(seeds: range, options: Options = Options()) -> dict:
     ops: set[str] = set()
     failures: list[tuple[int, str]] = []
     for seed in seeds:
-        program = generate(seed, options)
+        program = generate(seed, MUTATION if seed % 3 == 0 and options == Options() else options)
         verdict = differential(program, WAYS)
         if verdict.discarded:
             tally["discarded"] += 1
             continue
         tally["programs"] += 1
         tally["data-dependent programs"] += any(isinstance(s, If) and s.data for s in program.body)
+        tally["writing programs"] += any(isinstance(s, Line) and "write" in s.ops for s in program.body)
+        tally["aliasing programs"] += bool(program.aliases)
         for o in verdict.outcomes:
             tally[o.status] += 1
             tally["calls compared"] += CALLS_PER_PROGRAM if o.status == "ok" else max(o.call, 0)
@@ -61,6 +66,8 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
         figure.add("programs run (not discarded)", tally["programs"])
         figure.add("discarded (eager raised)", tally["discarded"])
         figure.add("with a data-dependent if", tally["data-dependent programs"])
+        figure.add("with in-place writes / aliasing arguments",
+                   f"{tally['writing programs']} / {tally['aliasing programs']}")
         figure.add("ways", f"{len(WAYS)} ({', '.join(w.name for w in WAYS[:2])}, ...)")
         figure.add("program x way runs", tally["ok"] + tally["mismatch"] + tally["crash"] + tally["refused"])
         figure.add("calls compared", tally["calls compared"])

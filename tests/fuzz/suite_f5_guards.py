@@ -23,7 +23,7 @@ from graph_lab.testing.generator import Options, generate
 from graph_lab.testing.program import If, Program
 from graph_lab.testing.ways import WAYS
 
-OPTIONS = Options(probes=True)
+OPTIONS = Options(probes=True, mutation=True)
 
 
 def _grown(shape: tuple) -> tuple:
@@ -92,6 +92,8 @@ def run(count: int, seed: int = 0) -> Figure:
             for prop, calls in schedules(program).items():
                 if calls is None:
                     continue
+                for call in calls:  # aliasing arguments stay aliasing on every call
+                    call.views = program.aliases
                 try:
                     observe_calls(program.namespace(), calls)
                 except Exception:

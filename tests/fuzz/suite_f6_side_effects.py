@@ -17,7 +17,7 @@ from graph_lab.testing.generator import Options, generate
 from graph_lab.testing.program import Line
 from graph_lab.testing.ways import WAYS
 
-OPTIONS = Options(side_effects=True, statements=(4, 12))
+OPTIONS = Options(side_effects=True, mutation=True, statements=(4, 12))
 
 
 def _effects(body) -> int:

@@ -88,3 +88,30 @@ def test_a_failure_shrinks_to_a_small_reproducer_that_runs_on_its_own(tmp_path):
 def test_replay_finds_nothing_on_a_correct_program():
     program = generate(3)
     assert replay(program.source(), "compile/none/prepare", [program.inputs(0), program.inputs(1)]) is None
+
+
+def test_mutation_programs_write_alias_and_run_eagerly():
+    options = Options(mutation=True)
+    programs = [generate(seed, options) for seed in range(120)]
+    for program in programs:
+        verdict = differential(program, [])
+        assert verdict.discarded is None, (program.seed, verdict.discarded)
+    texts = [p.source() for p in programs]
+    assert sum(bool(p.aliases) for p in programs) >= 10
+    assert sum(any(a[2] is not None for a in p.aliases) for p in programs) >= 3  # overlapping slices
+    for form in ("] = ", "] *= 0.5", "> 0] = ", "np.maximum.at(", "np.copyto(", "out=", "np.zeros_like(",
+                 ".T\n", "= float("):
+        assert any(form in t for t in texts), form
+
+
+def test_argument_contents_are_compared(monkeypatch):
+    """A compile() that forgot to write back is caught by the final contents of the arguments."""
+    import numpy as np
+    from graph_lab.frontends.dynamo import segment
+    source = "def program(x0, x1):\n    x0[0] = 2.0\n    x1[x1 > 0] -= 1.0\n    return x0.sum()\n"
+    calls = [[np.ones(3), np.ones(2)], [np.zeros(3), -np.ones(2)]]
+    assert replay(source, "compile/none/interpret", calls) is None
+    assert replay(source, "compile/none/interpret", [[np.ones(3), None]], ((1, 0, (slice(1, None),)),)) is None
+    monkeypatch.setattr(segment, "write_back", lambda writebacks, inputs, outs: None)
+    mismatch = replay(source, "compile/none/interpret", calls)
+    assert mismatch is not None and mismatch.path.startswith("argument"), mismatch

@@ -451,3 +451,24 @@ def test_malformed_texts_are_parse_errors_only(text):
     with pytest.raises(graph_lab.GraphParseError) as info:
         graph_lab.parse(text)
     assert info.value.line == 3 and "static sizes" in str(info.value)
+
+
+MERGED_OUTPUTS_WRITTEN_LATER = """\
+def program(x0):
+    h2 = np.tile(np.ones_like(x0), (1, 1))
+    h4 = h2 * 1.0
+    n5 = 0
+    while float(np.abs(h4).max()) > 1.0 and n5 < 4:
+        h4 = h4 * 0.5
+        n5 += 1
+    h4 *= 0.5
+    return h2
+"""
+
+
+@pytest.mark.parametrize("way_name", [w.name for w in WAYS if w.frontend.name == "compile" and w.pipeline.name != "none"])
+def test_outputs_the_passes_merged_stay_two_arrays_when_one_is_written_after_a_break(way_name):
+    """Fuzzer seed 1149 (mutation programs): simplify turned h4 = h2 * 1.0 into h2, the ways' pipelines then handed
+    one array to Python for both at the break, and h4 *= 0.5 also halved h2. compile() itself always ran
+    fresh_outputs; the fuzzer's ways now do too."""
+    assert replay(MERGED_OUTPUTS_WRITTEN_LATER, way_name, [[np.ones((2, 2))], [np.ones((3, 1))]]) is None

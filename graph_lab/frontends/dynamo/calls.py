@@ -26,7 +26,7 @@ from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
 from .guards import Guard
 from .iterators import EnumerateIter, SequenceIter
-from .mutation import copyto
+from .mutation import copyto, store_key
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
@@ -299,6 +299,11 @@ class CallCapture:
         owner_var = Var(owner, fn.source.base if isinstance(fn.source, AttrSource) else self.sourced.get(id(owner)))
         if isinstance(owner, types.ModuleType):
             self.side_effect(f"call to {name}(), which graph_lab treats as having effects outside the graph")
+        if isinstance(owner, np.ufunc) and name == "at" and len(args) == 3 and \
+                isinstance(target := self.operand(args[0]), Tensor):
+            # np.add.at(x, idx, v) into a stand-in: an accumulating index_update, written back like x[idx] += v
+            return self.created(self._run(f, [target, store_key(self, args[1]), self.operand(args[2])],
+                                          self._raws(kwargs)))
         if isinstance(owner, IMMUTABLE):
             text = "{0}." + name + "(" + ", ".join("{%d}" % (i + 2) for i in range(len(args))) + ")"
             derived = self._derived(call_method, [owner_var, Var(name)] + list(args), kwargs, text)

@@ -30,7 +30,7 @@ from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..tensor import Storage, Tensor
-from . import handlers
+from . import handlers, masked
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
@@ -38,7 +38,7 @@ from .dynamic_ints import index_with_sizes, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
-from .mutation import InputWrites, store_key, stores_itself
+from .mutation import InputWrites, store_into, stores_itself
 from .recorder import DynamoRecorder
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
@@ -434,7 +434,8 @@ class CaptureContext(CallCapture):
         c = container.value
         if isinstance(c, Tensor):
             k = key.value if isinstance(key.value, Tensor) else index_with_sizes(self, self.use(key))
-            return self.created(self._run(operator.getitem, (c, k), {}))
+            return Var(masked.select(c, k)) if masked.is_mask_of(k, c) else \
+                self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
             k = python_key(self.use(key))
             self.guard(container)
@@ -456,8 +457,7 @@ class CaptureContext(CallCapture):
     def store_subscript(self, container: Var, key: Var, value: Var) -> None:
         c = container.value
         if isinstance(c, Tensor):
-            self._run(operator.setitem, (c, store_key(self, key), self.operand(value)), {})
-            return
+            return store_into(self, c, key, value)
         if stores_itself(self, container, key.value, value, item=True):
             return
         self.mutate(container, "item assignment")

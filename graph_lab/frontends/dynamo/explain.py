@@ -89,9 +89,12 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
             isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
         fn, bound = type(fn).__call__, (fn,)
     target = fn.fn if isinstance(fn, CompiledFunction) else fn
+    # (what compile() returned is explained with its settings: its backend, its graph size limit...)
+    settings = (fn.backend, False, fn.dynamic, fn.recompile_limit, fn.max_graph_nodes) \
+        if isinstance(fn, CompiledFunction) else ()
 
     def run(*args, **kwargs) -> ExplainReport:
-        cf = CompiledFunction(target)
+        cf = CompiledFunction(target, *settings)
         cf(*bound, *args, **kwargs)
         segments = [e.segment for e in cf.last_events]
         report = _report(target, segments)

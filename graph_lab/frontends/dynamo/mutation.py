@@ -14,9 +14,12 @@ finds such an overlap, or a read-only array, breaks the graph there instead, wit
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..tensor import Tensor
+from . import masked
 from .frame import BreakGraph
 from .guards import Guard
 from .sources import AttrSource, ItemSource
@@ -103,6 +106,13 @@ def store_key(ctx, key):
         return ctx.use(key)
     return tuple(ctx.operand(v) if _number_from_inputs(v) else v.value if isinstance(v.value, Tensor) else ctx.use(v)
                  for v in items)
+
+
+def store_into(ctx, t: Tensor, key, value) -> None:
+    """``t[key] = value`` into a stand-in; with a boolean mask, a ``where`` when it can be (``masked.py``)."""
+    k, v = store_key(ctx, key), ctx.operand(value)
+    if not (masked.is_mask_of(k, t) and ctx._run(masked.store, (t, k, v), {})):
+        ctx._run(operator.setitem, (t, k, v), {})
 
 
 def stores_itself(ctx, obj, key, value, item: bool = False) -> bool:

@@ -31,6 +31,7 @@ from .fastpath import make_fast_path
 from ...ops import Op
 from ..tensor import Tensor
 from ..trace import nothing_dead
+from .recorder import MAX_GRAPH_NODES
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -65,7 +66,8 @@ class CompiledFunction:
     it; True, any size (each size >= 2 of every array argument is a symbol); None (automatic, the default),
     static first, and a size whose change caused a recompile is symbolic in the graphs captured after it."""
 
-    def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8):
+    def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8,
+                 max_graph_nodes: int = MAX_GRAPH_NODES):
         if not isinstance(fn, types.FunctionType):  # (inspect.isfunction)
             raise TypeError(f"compile() takes a Python function, a bound method or an object whose class defines "
                             f"__call__ in Python; got {type(fn).__name__}")
@@ -74,6 +76,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.recompile_limit = recompile_limit
+        self.max_graph_nodes = max_graph_nodes
         self.code = fn.__code__
         self._signature: inspect.Signature | None = None
         # Calls with exactly the positional arguments skip inspect's binding (it costs microseconds per call).
@@ -314,6 +317,7 @@ class CompiledFunction:
         static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
         ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
         ctx.dynamic_ints = self.dynamic_ints
+        ctx.recorder.max_nodes = self.max_graph_nodes
         cells, closure_sources = {}, {}
         code = self.code
         if code.co_freevars:
@@ -474,7 +478,8 @@ class CompiledFunction:
         if fn is self.fn:
             return None
         if fn not in self.nested:
-            self.nested[fn] = CompiledFunction(fn, self.backend, self.fullgraph, self.dynamic, self.recompile_limit)
+            self.nested[fn] = CompiledFunction(fn, self.backend, self.fullgraph, self.dynamic, self.recompile_limit,
+                                               self.max_graph_nodes)
         return self.nested[fn]
 
     def _concrete_frame(self, offset, local_vars, stack) -> Frame:
@@ -619,7 +624,7 @@ class _Restart(Exception):
 
 
 def compile(fn: Callable[..., Any] | None = None, *, backend: str = "auto", fullgraph: bool = False,
-            dynamic: bool | None = None, recompile_limit: int = 8) -> Any:
+            dynamic: bool | None = None, recompile_limit: int = 8, max_graph_nodes: int = MAX_GRAPH_NODES) -> Any:
     """Compile ``fn`` by symbolically running its bytecode (TorchDynamo-style); usable as a decorator.
 
     Each call checks the guards of the cached graphs; the first entry whose guards hold runs, otherwise the
@@ -640,6 +645,9 @@ def compile(fn: Callable[..., Any] | None = None, *, backend: str = "auto", full
             (never).
         recompile_limit: after this many recompiles the function warns once (``RecompileLimitWarning``) and
             runs eagerly.
+        max_graph_nodes: a graph grows to at most this many nodes (a long Python loop unrolls into it); the
+            next node breaks the graph there, with that reason, and capture goes on in a new graph, so that no
+            graph takes longer to compile than the code it replaces takes to run.
 
     Returns:
         A ``CompiledFunction`` (a bound method of one for a method or callable object), called like ``fn``;
@@ -652,10 +660,10 @@ def compile(fn: Callable[..., Any] | None = None, *, backend: str = "auto", full
     """
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                                 recompile_limit=recompile_limit)
+                                 recompile_limit=recompile_limit, max_graph_nodes=max_graph_nodes)
     if type(fn) is types.FunctionType:  # (the usual case: the tests below all say so)
-        return CompiledFunction(fn, backend, fullgraph, dynamic, recompile_limit)
-    options = (backend, fullgraph, dynamic, recompile_limit)
+        return CompiledFunction(fn, backend, fullgraph, dynamic, recompile_limit, max_graph_nodes)
+    options = (backend, fullgraph, dynamic, recompile_limit, max_graph_nodes)
     if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
         return types.MethodType(CompiledFunction(fn.__func__, *options), fn.__self__)
     call = getattr(type(fn), "__call__", None)

@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guards import Guard
 from .iterators import LazyIter
+from .masked import Selection
 from .mutation import write_back
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
@@ -349,6 +350,8 @@ class RecipeMaker:
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, Selection):  # x[mask], made for real at a break: NumPy's copy of the selected elements
+            return ("select", self.tensor(x.full), self.tensor(x.mask))
         if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
             return self.tensor(self.ctx.recorder.size_tensor(x.expr))
         source = self.ctx.sourced.get(id(x))
@@ -489,6 +492,8 @@ class Rebuilder:
         if kind == "enumerate_iter":
             _, source, pos, start = recipe
             return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
+        if kind == "select":
+            return self(recipe[1])[self(recipe[2])]
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             if self._sizes_of is not None and self._sizes is None:

@@ -18,10 +18,11 @@ import numpy as np
 from ...ir.source import lines_belong_to
 from ..tensor import Tensor
 from .frame import IterState
+from .masked import Selection
 
 SCALARS = (bool, int, float, complex, str)
 IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range, np.generic)
-TENSOR_OR_IMMUTABLE = (Tensor,) + IMMUTABLE
+TENSOR_OR_IMMUTABLE = (Tensor, Selection) + IMMUTABLE  # (a selection is a value, as a tensor is)
 CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type, types.MethodType, np.ufunc,
               types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType)
 DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))

@@ -1,0 +1,82 @@
+"""In-place writes for the generator (``Options.mutation``): into arguments, fresh arrays and views of both.
+
+Each form writes into an array already in scope (an argument, or a value the program made, which may itself be
+a view of an argument): an item or a slice, the whole array, a boolean mask (``t[t > m] = m``,
+``t[u > 0] = u[u > 0]``), an index array with a repeated index, ``np.maximum.at``, ``np.copyto``, ``out=``, a
+view taken and written through, with a graph break (``float(t.sum())``) between the view and the write. The
+values written stay inside the target's interval, so every alias of it (which the generator does not track)
+keeps the interval it was given. The generator runs each form on samples and keeps the ones NumPy accepts.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+from .program import Var
+
+KEYS = ["0", "-1", "1:", "::2", "...", "..., 0", ":, 0", "1:, ::-1", "None, 0"]
+
+
+def inside(t: Var) -> str | None:
+    """A number in the target's interval (an int for an int array)."""
+    if t.dtype.kind in "iu":
+        v = math.ceil(t.lo)
+        return str(v) if v <= t.hi else None
+    return repr(round((t.lo + t.hi) / 2, 3))
+
+
+def clipped(u: Var, t: Var) -> str:
+    """``u``'s values moved into ``t``'s interval."""
+    lo, hi = (math.ceil(t.lo), math.floor(t.hi)) if t.dtype.kind in "iu" else (t.lo, t.hi)
+    return f"np.clip({u.name}, {lo!r}, {hi!r})"
+
+
+def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[Var]] | None:
+    """One write statement (its lines, and the variables it defines), or None when nothing fits."""
+    targets = [v for v in scope if v.dtype.kind in "iuf" and not v.scalar and v.ndim >= 1 and v.size > 0]
+    if not targets:
+        return None
+    t = rng.choice(targets)
+    m = inside(t)
+    if m is None:
+        return None
+    key = rng.choice(KEYS)
+    others = [v for v in scope if v.dtype.kind in "iuf" and not v.scalar]
+    u = rng.choice(others)
+    value = rng.choice([m, clipped(u, t)])
+    halves = t.lo <= 0 <= t.hi and t.dtype.kind == "f"  # x * 0.5 stays in the interval
+    same_shape = [v for v in others if v.shape == t.shape]
+    w = rng.choice(same_shape)
+    n = t.shape[0]
+    forms = [
+        [f"{t.name}[{key}] = {value}"],
+        [f"{t.name}[{t.name} > {m}] = {m}"],
+        [f"{t.name}[{w.name} > 0] = {clipped(w, t)}[{w.name} > 0]"],
+        [f"{t.name}[np.array([0, {n - 1}, 0])] = np.array([{m}, {m}, {value}])" if value == m else
+         f"{t.name}[np.array([0, {n - 1}, 0])] = {m}"],
+        [f"np.maximum.at({t.name}, np.array([0, 0, {n - 1}]), {m})"],
+        [f"np.minimum.at({t.name}, np.array([{n - 1}, 0, {n - 1}]), {m})"],
+        [f"np.copyto({t.name}, {clipped(u, t)})"],
+    ]
+    new: list[Var] = []
+    if halves:
+        forms += [[f"{t.name}[{key}] *= 0.5"], [f"{t.name} *= 0.5"],
+                  [f"{t.name}[{t.name} < {m}] -= {t.name}[{t.name} < {m}] * 0.5"],
+                  [f"np.multiply({t.name}, 0.5, out={t.name})"]]
+        v, s = name("h"), name("s")
+        view = Var(v, (), t.dtype, t.lo, t.hi)  # (its shape: set by the generator from the sample run)
+        forms += [[f"{v} = {t.name}[{key}]", f"{v} *= 0.5"],
+                  [f"{v} = {t.name}[{key}]", f"{s} = float({t.name}.sum())", f"{v} *= 0.5"],
+                  [f"{v} = {t.name}.T", f"{v}[0] = {m}"]]
+    lines = rng.choice(forms)
+    if halves and lines[0].split(" = ")[0] == view.name:
+        new.append(view)
+    if rng.random() < 0.2:  # a fresh array, written into
+        f = name("h")
+        lines = [f"{f} = {rng.choice(['np.zeros_like', 'np.copy'])}({t.name})"] + [
+            re.sub(rf"\b{t.name}\b", f, line) for line in lines]
+        new = [Var(f, t.shape, t.dtype, min(t.lo, 0.0), max(t.hi, 0.0))] + \
+            [Var(v.name, v.shape, v.dtype, min(t.lo, 0.0), max(t.hi, 0.0)) for v in new]
+    return lines, new
