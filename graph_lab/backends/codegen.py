@@ -35,7 +35,9 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op, opdef
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
+from ..ops.indexing import index_update_in_place
 from . import pycode
+from .inplace import in_place_updates
 from .options import MIN_BUFFER_BYTES
 
 
@@ -79,16 +81,19 @@ class BufferPlan:
                 for i in self.workspace]
 
 
-def node_steps(graph: Graph) -> list[Step]:
-    """One step per operation node (what ``codegen`` writes)."""
+def node_steps(graph: Graph, in_place: dict[int, Value] | None = None) -> list[Step]:
+    """One step per operation node (what ``codegen`` writes). ``in_place``: the updates written into their base
+    (``inplace.in_place_updates``), whose results are not new memory."""
     steps = []
+    in_place = in_place or {}
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
         takes = "ufunc" if pycode.numpy_ufunc(node) is not None else None
         if node.op == Op.MATMUL and not node.attrs:
             takes = "matmul"
-        steps.append(Step(node, node.inputs, node.outputs, returns_fresh(node), takes))
+        fresh = returns_fresh(node) and id(node) not in in_place
+        steps.append(Step(node, node.inputs, node.outputs, fresh, takes))
     return steps
 
 
@@ -305,18 +310,23 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
     return table
 
 
-def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None
+def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None,
+                  in_place: dict[int, Value] | None = None
                   ) -> Callable[[Any, pycode._Context], tuple[str, str] | None] | None:
-    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``) and passes
-    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays; None when it would change no line."""
+    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``), passes
+    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays and writes the updates of ``in_place``
+    into their base; None when it would change no line."""
     outs = plan.out if plan is not None else {}
     scalars = scalars or {}
+    in_place = in_place or {}
 
     kept = plan.workspace if plan is not None else {}
-    if not outs and not scalars and not kept:
+    if not outs and not scalars and not kept and not in_place:
         return None  # every line is the usual one (as for most graphs of small arrays)
 
     def statement(node, ctx):
+        if id(node) in in_place:
+            return in_place_statement(node, ctx)
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
         if id(node) in kept:
             buffer = workspace_buffer(kept[id(node)], ctx)
@@ -339,6 +349,21 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
     return statement
 
 
+def in_place_statement(node, ctx) -> tuple[str, str]:
+    """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
+    the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
+    ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    base, out = node.inputs[0], node.output
+    target = pycode._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
+    if target.startswith(f"{ctx.var(base)}["):
+        code = f"{target} = {ctx.var(node.inputs[1])}"
+        ctx.numbering[out] = ctx.numbering[base]
+    else:
+        ctx.impls["update_in_place"] = index_update_in_place
+        code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
+    return code, f"{out.type}   written into the memory of {ctx.var(base)}"
+
+
 def workspace_buffer(key: tuple, ctx) -> str:
     """A buffer kept between calls, made now (``np.empty`` touches no memory until the first call writes it) and
     passed to the generated code as a constant: ``consts[4]``."""
@@ -358,19 +383,20 @@ class Generated:
 
 
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False,
-             largest_bytes: int | None = None) -> Generated:
+             largest_bytes: int | None = None, donated: dict[str, int] | None = None) -> Generated:
     """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s; ``largest_bytes``:
-    ``largest_result_bytes(graph)`` when the caller knows it already)."""
+    ``largest_result_bytes(graph)`` when the caller knows it already; ``donated``: as ``in_place_updates``')."""
     scalars = scalar_operands(graph)
-    plain = pycode.generate(graph, out_statement(None, scalars), straight_static=straight_static)
+    in_place = in_place_updates(graph, donated)
+    plain = pycode.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
     # min_bytes has no line that may write into a buffer: neither gets a plan)
     if (not straight_static and is_symbolic_graph(graph)) or \
             (largest_result_bytes(graph) if largest_bytes is None else largest_bytes) < min_bytes:
         plan = BufferPlan()
     else:
-        plan = plan_buffers(graph, node_steps(graph), min_bytes)
-    reusing = (pycode.generate(graph, out_statement(plan, scalars), straight_static=straight_static)
+        plan = plan_buffers(graph, node_steps(graph, in_place), min_bytes)
+    reusing = (pycode.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
                if plan.out or plan.workspace else plain)
     return Generated(plain, reusing, plan)
 

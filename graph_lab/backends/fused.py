@@ -37,6 +37,7 @@ from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
+from .inplace import in_place_updates
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, partition
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
@@ -142,22 +143,24 @@ class FusedGraph(CodegenGraph):
 
     def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
                  options: FusedOptions, note: str = "", straight_static: bool = False,
-                 largest_bytes: int | None = None):
+                 largest_bytes: int | None = None, donated: dict[str, int] | None = None):
         self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
         kernels = [g for g in part.kernels() if g.index in calls] if part is not None else []
         self.kernels = kernels
         if kernels:
-            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
-            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()),
+            in_place = in_place_updates(graph, donated)
+            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels, in_place), options.min_buffer_bytes)
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place),
                                     straight_static=straight_static)
-            reusing = (pycode.generate(graph, _statement(graph, kernels, plan), straight_static=straight_static)
+            reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place),
+                                       straight_static=straight_static)
                        if plan.out or plan.workspace else plain)
             generated = codegen.Generated(plain, reusing, plan)
         else:  # exactly codegen's code
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
-                                         largest_bytes=largest_bytes)
+                                         largest_bytes=largest_bytes, donated=donated)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
                          straight_static=straight_static)
@@ -184,11 +187,11 @@ class FusedGraph(CodegenGraph):
         return lines + ["  " + line for line in self.partition.text().splitlines()]
 
 
-def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
+def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None) -> list[codegen.Step]:
     """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was."""
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
     steps = []
-    for step in codegen.node_steps(graph):
+    for step in codegen.node_steps(graph, in_place):
         g = in_kernel.get(id(step.node))
         if g is None:
             steps.append(step)
@@ -199,9 +202,9 @@ def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
     return steps
 
 
-def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
+def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_place: dict):
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
-    with_out = codegen.out_statement(plan, codegen.scalar_operands(graph))
+    with_out = codegen.out_statement(plan, codegen.scalar_operands(graph), in_place)
 
     def statement(node, ctx):
         g = in_kernel.get(id(node))
@@ -227,7 +230,8 @@ _DEFAULT_OPTIONS = FusedOptions()  # (frozen: one instance serves every compile 
 
 
 def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None = None,
-                  auto: bool = False, straight_static: bool = False) -> CodegenGraph:
+                  auto: bool = False, straight_static: bool = False,
+                  donated: dict[str, int] | None = None) -> CodegenGraph:
     """The fused backend for an optimized graph (see ``compiled.compile_graph``). ``straight_static``: the caller
     checked that ``graph`` has no control-flow region and no symbolic size (``compiled._not_fused_yet``)."""
     options = options or _DEFAULT_OPTIONS
@@ -238,19 +242,21 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
-                              largest_bytes=nbytes)
+                              largest_bytes=nbytes, donated=donated)
     part = partition(graph)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if options.fuse == "never" or not candidates:
         _decide_without_measuring(part)
-        return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static)
+        return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static,
+                          donated=donated)
     engine = _engine(options)
     if engine.toolchain is None:
         if not auto:  # backend="auto" means "fused where there is a compiler": nothing to warn about
             _warn_once("no-compiler", f"graph_lab fused backend: no C compiler found "
                                       f"({options.compiler or 'gcc or cc'}); running as codegen")
         _decide_without_measuring(part, "no C compiler: codegen")
-        return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen",
+                          donated=donated)
     calibration = engine.calibration() if options.fuse == "auto" else None
     for g in part.groups:
         if options.fuse == "always":
@@ -262,10 +268,12 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
         calls = build_calls(engine, graph, part)
     except KernelBuildError as e:
         _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
-        return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}",
+                          donated=donated)
     for g in part.kernels():
         logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
-    return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static)
+    return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static,
+                      donated=donated)
 
 
 def _largest_result(graph: Graph) -> int:

@@ -278,6 +278,14 @@ def _index_update(*operands, key):
     return out
 
 
+def index_update_in_place(*operands, key):
+    """``index_update`` written into its base array itself, which is returned: for a backend that knows nothing
+    reads the base's old value any more (``backends/inplace.py``). The same assignment, so the same values."""
+    base = operands[0]
+    base[fill_key(key, operands)] = operands[1]
+    return base
+
+
 def _bind_index_update(x, key, value):
     template, idx = bind_key(key, 2)
     target = indexed_shape(shape_of(x), template, [None, None] + [_concrete_or_type(o) for o in idx])

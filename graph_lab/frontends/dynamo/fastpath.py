@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .guards import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
+from .mutation import copy_back
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -124,7 +125,7 @@ class _Writer:
             body.append("    break")
         for s in seg.input_sources:
             self.fetch(s)
-        writes = [f"{self.const(np.copyto)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
+        writes = [f"{self.const(copy_back)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
         self.named_errors = None
         run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)

@@ -144,4 +144,19 @@ def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
 def write_back(writebacks: list[tuple], inputs, outs: list) -> None:
     """Copy each written array's final value into the caller's array (in place: its views see it)."""
     for source, index in writebacks:
-        np.copyto(source.fetch(inputs), outs[index])
+        copy_back(source.fetch(inputs), outs[index])
+
+
+def copy_back(array: np.ndarray, final) -> None:
+    """``np.copyto(array, final)``, unless the graph computed ``final`` in ``array`` itself (it was donated)."""
+    if final is not array:
+        np.copyto(array, final)
+
+
+def donated_inputs(seg) -> dict[str, int]:
+    """The graph inputs whose arrays a segment's write-backs overwrite: input name -> the output copied into it.
+    The backend may compute those outputs in the arrays themselves (``backends/inplace.py``): nothing reads an
+    array of the caller's between the graph and its write-back."""
+    names = seg.input_names if seg.input_names is not None else seg.graph.input_names
+    by_source = dict(zip(seg.input_sources, names))
+    return {by_source[source]: index for source, index in seg.writebacks if source in by_source}
