@@ -160,3 +160,33 @@ def test_large_arrays_with_buffer_reuse(backend):
         E = A.copy()
         assert cf(A) == f(E)
         np.testing.assert_array_equal(A, E)
+
+
+def momentum_step(p, g, v):
+    v *= 0.9
+    v -= 0.01 * g
+    p += v
+    return (p * v).sum()
+
+
+@pytest.mark.parametrize("backend", ["codegen", "auto"])
+def test_a_written_back_value_is_computed_in_the_callers_array(backend):
+    cf = gl.compile(momentum_step, backend=backend)
+    for seed in (0, 1, 2):
+        rng = np.random.default_rng(seed)
+        args = [rng.random((200, 200)) for _ in range(3)]
+        eager = [a.copy() for a in args]
+        assert cf(*args) == momentum_step(*eager)
+        for a, e in zip(args, eager):
+            np.testing.assert_array_equal(a, e, strict=True)
+    if backend == "codegen":  # p and v take their final values (auto: one kernel computes all three)
+        assert "out=v0" in _sources(cf) and "out=v2" in _sources(cf)
+
+
+def transposed_final_value(x):
+    x[...] = (x.T * 2.0 + 1.0)  # the old x is read through a transposed view by the line that makes the final x
+    return x.sum()
+
+
+def test_a_final_value_that_reads_the_old_array_through_a_view():
+    _same_as_eager(transposed_final_value, lambda r: r.random((120, 120)))

@@ -119,8 +119,12 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
-        # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen)
-        results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
+        # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
+        # outputs, a tuple of such buffers or None, each None allocated here)
+        if out is None or type(out) is not tuple:
+            results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
+        else:
+            results = [r if r is not None else np.empty(shape, dtype) for r, (shape, dtype) in zip(out, outputs)]
         pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
         if pool is None or middle == 0:
             fn(0, total, *dims, *pointers)
@@ -128,8 +132,10 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
             other = pool.submit(fn, middle, total, *dims, *pointers)
             fn(0, middle, *dims, *pointers)
             other.result()
-        if out is None:  # a 0-d result is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
-            results = [r[()] if r.ndim == 0 else r for r in results]
+        if out is None or type(out) is tuple:
+            # a 0-d result it allocated is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
+            given = out or (None,) * len(results)
+            results = [r[()] if r.ndim == 0 and o is None else r for r, o in zip(results, given)]
         return results[0] if single else tuple(results)
 
     return call
@@ -151,7 +157,8 @@ class FusedGraph(CodegenGraph):
         self.kernels = kernels
         if kernels:
             in_place = in_place_updates(graph, donated)
-            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels, in_place), options.min_buffer_bytes)
+            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels, in_place), options.min_buffer_bytes,
+                                        donated=donated)
             plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place),
                                     straight_static=straight_static)
             reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place),
@@ -198,7 +205,7 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
         elif step.node is g.nodes[-1]:
             outputs = tuple(g.outputs(graph))
             steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True,
-                                      "kernel" if len(outputs) == 1 else None))
+                                      "kernel"))
     return steps
 
 
@@ -222,6 +229,10 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_
         elif id(node) in plan.out:
             args += f", out={ctx.var(plan.out[id(node)])}"
             comment += f", into the buffer of {ctx.var(plan.out[id(node)])}"
+        elif id(node) in plan.outs:
+            into = plan.outs[id(node)]
+            args += f", out=({', '.join(ctx.var(into[k]) if k in into else 'None' for k in range(len(g.outputs(graph))))})"
+            comment += ", some results in the arrays they are copied into"
         return f"{outs} = kernel{g.index}({args})", comment
     return statement
 
