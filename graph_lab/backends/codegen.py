@@ -458,6 +458,8 @@ class Generated:
     reusing: pycode.PyCode
     """With ``out=``: valid when every input and parameter is C-contiguous."""
     plan: BufferPlan
+    in_place: int = 0
+    """How many updates write into their base's memory (``inplace.in_place_updates``)."""
 
 
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False,
@@ -476,7 +478,7 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static
         plan = plan_buffers(graph, node_steps(graph, in_place), min_bytes, donated=donated)
     reusing = (pycode.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
                if plan.out or plan.workspace else plain)
-    return Generated(plain, reusing, plan)
+    return Generated(plain, reusing, plan, len(in_place))
 
 
 def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:

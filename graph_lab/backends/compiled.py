@@ -130,6 +130,10 @@ class CompiledGraph:
     def _explain_backend(self) -> list[str]:
         return [f"kept on the reference interpreter: {self.why}"] if getattr(self, "why", "") else []
 
+    def how_it_runs(self) -> str:
+        """One line for ``graph_lab.explain``: which way the graph runs, and why that way."""
+        return f"reference interpreter{': ' + self.why if getattr(self, 'why', '') else ''}"
+
     def __repr__(self) -> str:
         return f"<CompiledGraph {self.graph.name} backend={self.backend} ops={self.graph.count()}>"
 
@@ -207,6 +211,16 @@ class CodegenGraph(CompiledGraph):
     @property
     def source(self) -> str:
         return self.generated.reusing.source
+
+    def how_it_runs(self) -> str:
+        plan, generated = self.generated.plan, self.generated
+        parts = [f"NumPy calls in generated code{' (' + self.why + ')' if self.why else ''}"]
+        if generated.in_place:
+            parts.append(f"{generated.in_place} writes in place, as eager code makes them")
+        if plan.out or plan.workspace or plan.outs:
+            parts.append(f"{len(plan.out) + len(plan.outs)} lines write into buffers no longer read and "
+                         f"{len(plan.workspace)} into buffers kept between calls, when the inputs are C-ordered")
+        return "; ".join(parts)
 
     def _explain_backend(self) -> list[str]:
         plan = self.generated.plan

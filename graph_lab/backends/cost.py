@@ -6,6 +6,7 @@ measured on this machine (``Calibration``) and the group's own numbers (``GroupC
     NumPy (codegen)   = calls * numpy_call + bytes moved by all the calls * numpy_byte
                         + elements * sum of numpy_libm[f] over the group's libm functions f
     kernel, t threads = kernel_call + extra arrays * kernel_array + (t - 1) * thread_handoff
+                        + copies * numpy_call + bytes copied * 2 * numpy_byte
                         + (bytes moved once * kernel_byte
                            + elements * (sum of kernel_libm[f] + arithmetic ops * kernel_op)) / speedup(t)
 
@@ -123,6 +124,10 @@ class GroupCost:
     """Bytes the kernel reads and writes: each input and output once."""
     after_blas: bool = False
     """The graph runs a matrix product (BLAS) before this group."""
+    copies: int = 0
+    """Operands that may be strided views (a slice, a transpose): the kernel call copies each to C order first."""
+    copied_bytes: int = 0
+    """Their bytes (each read and written once by the copy)."""
 
 
 # --- what NumPy and a kernel pay for a row op (softmax, log_softmax, layer_norm)
@@ -178,7 +183,8 @@ def predict_numpy(cost: GroupCost, cal: Calibration) -> float:
 def predict_kernel(cost: GroupCost, cal: Calibration, threads: int) -> float:
     work = cost.kernel_bytes * cal.kernel_byte + cost.elements * (
         sum(cal.kernel_libm.get(f, 0.0) for f in cost.libm) + cost.arithmetic * cal.kernel_op)
-    fixed = cal.kernel_call + max(cost.arrays - 2, 0) * cal.kernel_array
+    fixed = (cal.kernel_call + max(cost.arrays - 2, 0) * cal.kernel_array
+             + cost.copies * cal.numpy_call + 2 * cost.copied_bytes * cal.numpy_byte)
     if threads == 1:
         return fixed + work
     speedup = cal.thread_speedup_after_blas if cost.after_blas else cal.thread_speedup

@@ -39,7 +39,7 @@ from . import codegen, cost, pycode
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
 from .options import FusedFallbackWarning, FusedOptions
-from .partition import Group, Partition, partition
+from .partition import Group, Partition, graph_facts, partition
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -164,7 +164,7 @@ class FusedGraph(CodegenGraph):
             reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place),
                                        straight_static=straight_static)
                        if plan.out or plan.workspace else plain)
-            generated = codegen.Generated(plain, reusing, plan)
+            generated = codegen.Generated(plain, reusing, plan, len(in_place))
         else:  # exactly codegen's code
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
                                          largest_bytes=largest_bytes, donated=donated)
@@ -187,11 +187,30 @@ class FusedGraph(CodegenGraph):
         from .cgen import library_source
         return library_source([g.kernel for g in self.kernels]) if self.kernels else ""
 
+    def how_it_runs(self) -> str:
+        if not self.kernels:
+            why = self.note or _no_kernel_reason(self.partition)
+            return f"{super().how_it_runs()}; no C kernel: {why}"
+        decided = [g for g in self.partition.kernels()]
+        saved = sum(g.decision.numpy_seconds - g.decision.kernel_seconds for g in decided
+                    if g.decision.numpy_seconds == g.decision.numpy_seconds)
+        return (f"{super().how_it_runs()}; {len(self.kernels)} of {len(self.partition.groups)} elementwise groups "
+                f"as C kernels (the cost model predicts {saved * 1e6:.1f} us saved per call)")
+
     def _explain_backend(self) -> list[str]:
         lines = super()._explain_backend()
         if self.note:
             lines.append(f"  {self.note}")
         return lines + ["  " + line for line in self.partition.text().splitlines()]
+
+
+def _no_kernel_reason(part: Partition) -> str:
+    """Why no group of a partition became a kernel, in a few words (the first group's reason)."""
+    if not part.groups:
+        return "no chain of elementwise ops a kernel can compute"
+    if all(g.elements < cost.MIN_ELEMENTS for g in part.groups):
+        return f"every group is under {cost.MIN_ELEMENTS} elements, where a kernel call costs what NumPy's calls do"
+    return f"no group is predicted to pay for a kernel call ({part.groups[0].decision.reason})"
 
 
 def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None) -> list[codegen.Step]:
@@ -269,12 +288,13 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
         return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen",
                           donated=donated)
     calibration = engine.calibration() if options.fuse == "auto" else None
+    facts = graph_facts(graph, codegen.c_ordered_values(graph, codegen.node_steps(graph)))
     for g in part.groups:
         if options.fuse == "always":
             threads = min(2, options.max_threads or 1, available_cpus())
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
-            g.decision = cost.decide(g.cost(graph), calibration, options.max_threads)
+            g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
     try:
         calls = build_calls(engine, graph, part)
     except KernelBuildError as e:
