@@ -23,6 +23,7 @@ and so for ``softmax`` and ``log_softmax`` (libmvec is not NumPy's libm).
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,7 @@ from ..ir.source import user_stacklevel
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
+from .stencil import find_stencils, stencil_call, stencil_kernel
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
@@ -149,26 +151,29 @@ class FusedGraph(CodegenGraph):
 
     def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
                  options: FusedOptions, note: str = "", straight_static: bool = False,
-                 largest_bytes: int | None = None, donated: dict[str, int] | None = None):
+                 largest_bytes: int | None = None, donated: dict[str, int] | None = None, stencils: tuple = ()):
         self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
         kernels = [g for g in part.kernels() if g.index in calls] if part is not None else []
         self.kernels = kernels
-        if kernels:
+        self.stencils = list(stencils)
+        """The stencil kernels (``stencil.py``) the graph calls."""
+        if kernels or stencils:
             in_place = in_place_updates(graph, donated)
-            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels, in_place), options.min_buffer_bytes,
-                                        donated=donated)
-            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place),
+            steps = fused_steps(graph, kernels, in_place, stencils)
+            plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
                                     straight_static=straight_static)
-            reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place),
+            reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place, stencils),
                                        straight_static=straight_static)
-                       if plan.out or plan.workspace else plain)
+                       if plan.out or plan.workspace or plan.outs else plain)
             generated = codegen.Generated(plain, reusing, plan, len(in_place))
         else:  # exactly codegen's code
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
                                          largest_bytes=largest_bytes, donated=donated)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
+        extra.update({f"stencil{st.index}": calls[("stencil", st.index)] for st in self.stencils})
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
                          straight_static=straight_static)
 
@@ -185,9 +190,14 @@ class FusedGraph(CodegenGraph):
     def kernel_source(self) -> str:
         """The C source of this graph's kernels."""
         from .cgen import library_source
-        return library_source([g.kernel for g in self.kernels]) if self.kernels else ""
+        kernels = [g.kernel for g in self.kernels] + [st.kernel for st in self.stencils]
+        return library_source(kernels) if kernels else ""
 
     def how_it_runs(self) -> str:
+        stencils = (f"; {len(self.stencils)} slice update(s) with their arithmetic as stencil kernels (one C loop "
+                    f"nest each)" if self.stencils else "")
+        if self.stencils and not self.kernels:
+            return super().how_it_runs() + stencils
         if not self.kernels:
             why = self.note or _no_kernel_reason(self.partition)
             return f"{super().how_it_runs()}; no C kernel: {why}"
@@ -195,7 +205,7 @@ class FusedGraph(CodegenGraph):
         saved = sum(g.decision.numpy_seconds - g.decision.kernel_seconds for g in decided
                     if g.decision.numpy_seconds == g.decision.numpy_seconds)
         return (f"{super().how_it_runs()}; {len(self.kernels)} of {len(self.partition.groups)} elementwise groups "
-                f"as C kernels (the cost model predicts {saved * 1e6:.1f} us saved per call)")
+                f"as C kernels (the cost model predicts {saved * 1e6:.1f} us saved per call){stencils}")
 
     def _explain_backend(self) -> list[str]:
         lines = super()._explain_backend()
@@ -213,11 +223,19 @@ def _no_kernel_reason(part: Partition) -> str:
     return f"no group is predicted to pay for a kernel call ({part.groups[0].decision.reason})"
 
 
-def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None) -> list[codegen.Step]:
-    """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was."""
+def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None,
+                stencils=()) -> list[codegen.Step]:
+    """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was; a
+    stencil kernel one that writes into its base (no new memory)."""
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
+    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
     steps = []
     for step in codegen.node_steps(graph, in_place):
+        st = in_stencil.get(id(step.node))
+        if st is not None:
+            if step.node is st.update:
+                steps.append(codegen.Step(step.node, tuple(st.bases), (st.update.output,), False, None))
+            continue
         g = in_kernel.get(id(step.node))
         if g is None:
             steps.append(step)
@@ -228,11 +246,19 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
     return steps
 
 
-def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_place: dict):
+def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_place: dict, stencils=()):
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
+    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
     with_out = codegen.out_statement(plan, codegen.scalar_operands(graph), in_place)
 
     def statement(node, ctx):
+        st = in_stencil.get(id(node))
+        if st is not None:
+            if node is not st.update:
+                return "", ""
+            code = f"stencil{st.index}({', '.join(ctx.var(v) for v in st.bases)})"
+            ctx.numbering[node.output] = ctx.numbering[st.bases[-1]]  # (the update's result is its base)
+            return code, f"stencil kernel {st.index}: {len(st.nodes)} nodes and the update, into {ctx.var(node.output)}"
         g = in_kernel.get(id(node))
         if g is None:
             return with_out(node, ctx) if with_out is not None else None
@@ -273,8 +299,19 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
-    part = partition(graph)
+    stencils = _decided_stencils(graph, options, donated)
+    part = partition(graph, {id(n): f"in stencil kernel {st.index}" for st in stencils for n in st.nodes + [st.update]})
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
+    if stencils and not candidates:
+        try:
+            calls = build_stencil_calls(_engine(options), graph, stencils)
+        except KernelBuildError as e:
+            _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
+            return FusedGraph(graph, pipeline, reports, None, {}, options, note=f"kernel build failed: {e}",
+                              donated=donated)
+        _decide_without_measuring(part)
+        return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static,
+                          donated=donated, stencils=stencils)
     if options.fuse == "never" or not candidates:
         _decide_without_measuring(part)
         return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static,
@@ -297,6 +334,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
     try:
         calls = build_calls(engine, graph, part)
+        calls.update(build_stencil_calls(engine, graph, stencils))
     except KernelBuildError as e:
         _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
         return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}",
@@ -304,7 +342,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     for g in part.kernels():
         logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
     return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static,
-                      donated=donated)
+                      donated=donated, stencils=stencils)
 
 
 def _largest_result(graph: Graph) -> int:
@@ -326,6 +364,34 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
         g.kernel = kernel_for(engine, graph, g)
     functions = engine.cache.functions([g.kernel for g in kernels]) if kernels else {}
     return {g.index: kernel_call(functions[g.kernel.name], g, graph, g.decision.threads) for g in kernels}
+
+
+def _decided_stencils(graph: Graph, options: FusedOptions, donated) -> list:
+    """The stencil kernels (``stencil.py``) the cost model keeps, on one thread each; none without a compiler."""
+    if options.fuse == "never":
+        return []
+    found = [st for st in find_stencils(graph, in_place_updates(graph, donated))
+             if options.fuse == "always" or math.prod(st.shape) >= cost.MIN_ELEMENTS]
+    if not found or _engine(options).toolchain is None:
+        return []
+    calibration = _engine(options).calibration() if options.fuse == "auto" else None
+    for st in found:
+        st.decision = (cost.Decision(True, 1, float("nan"), float("nan"), "fuse='always'") if calibration is None
+                       else cost.decide(st.cost(), calibration, max_threads=1))
+    kept = [st for st in found if st.decision.fuse]
+    for i, st in enumerate(kept):
+        st.index = i
+    return kept
+
+
+def build_stencil_calls(engine: _Engine, graph: Graph, stencils: list) -> dict:
+    """Generate, compile (one library) and wrap the stencil kernels, by ``("stencil", index)``."""
+    if not stencils:
+        return {}
+    for st in stencils:
+        st.kernel = stencil_kernel(st)
+    functions = engine.cache.functions([st.kernel for st in stencils])
+    return {("stencil", st.index): stencil_call(functions[st.kernel.name], st, graph) for st in stencils}
 
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):

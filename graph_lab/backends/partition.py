@@ -291,16 +291,18 @@ class Partition:
         return "\n".join(lines)
 
 
-def partition(graph: Graph) -> Partition:
-    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``)."""
+def partition(graph: Graph, taken: dict[int, str] | None = None) -> Partition:
+    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the
+    kernel that computes it already (a stencil kernel: ``stencil.py``)."""
     position = {id(n): i for i, n in enumerate(graph.nodes)}
     groups: list[Group] = []
     group_of: dict[int, Group] = {}
     reasons: dict[int, str] = {}
+    taken = taken or {}
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
-        reason = why_not(node)
+        reason = taken.get(id(node)) or why_not(node)
         if reason is not None:
             reasons[id(node)] = reason
             continue
