@@ -60,7 +60,32 @@ def text_by_the_rule(code: pycode.PyCode) -> str:
                 nested[-1] = (f"    {lhs} = {rhs}", nested[-1][1] + 1, may_nest)
                 continue
         nested.append((line, 1, may_nest))
-    text = "\n".join([head] + [line for line, _, _ in nested] + [tail]) + "\n"
+    # an array a line binds is dropped (``del``, names in order) after the last line that names it, unless returned
+    final = [line for line, _, _ in nested]
+    last, arrays = {}, set()
+    types = {}  # name -> whether the node of the line that binds it gives an array (the graph's types)
+    for line_code, _, node in code._body:
+        m = re.fullmatch(r"([v\d, ()]+) = (.*)", line_code)
+        if m and node is not None and not re.match(r"(inputs|params)\[", m.group(2)):
+            for n in re.findall(r"v\d+", m.group(1)):
+                types.setdefault(n, node.outputs[0].type.ndim > 0)
+    for i, line in enumerate(final):
+        lhs = line.split(" = ", 1)[0]
+        if re.fullmatch(r"    [v\d, ()]+", lhs) and not re.search(r"= (inputs|params)$", line):
+            arrays.update(n for n in re.findall(r"v\d+", lhs) if types.get(n))
+        for n in re.findall(r"\bv\d+\b", line):
+            last[n] = i
+    returned = set(re.findall(r"v\d+", tail))
+    drops = {}
+    for n, i in last.items():
+        if n in arrays and n not in returned:
+            drops.setdefault(i, []).append(n)
+    with_drops = []
+    for i, line in enumerate(final):
+        with_drops.append(line)
+        if i in drops:
+            with_drops.append("    del " + ", ".join(sorted(drops[i], key=lambda n: int(n[1:]))))
+    text = "\n".join([head] + with_drops + [tail]) + "\n"
     return text.replace("np.", "np_")
 
 
@@ -130,7 +155,7 @@ def test_a_long_chain_is_nested_a_few_calls_per_line():
 
     g = trace(chain, {"x": (3,)})
     cg = compile_graph(g, "codegen")
-    lines = cg.generated.plain.text.splitlines()
+    lines = [line for line in cg.generated.plain.text.splitlines() if not line.startswith("    del ")]
     assert max(line.count("np_") for line in lines) == pycode.NESTED_CALLS and len(lines) < 300 / 4
     x = np.linspace(-2, 2, 3)
     assert_bits(cg(x), [chain(x)], "a chain of 300 calls")

@@ -35,7 +35,9 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op, opdef
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
+from ..ops.indexing import index_update_in_place
 from . import pycode
+from .inplace import in_place_updates
 from .options import MIN_BUFFER_BYTES
 
 
@@ -69,6 +71,9 @@ class BufferPlan:
     """id(step node) -> (shape, dtype) of a buffer kept between calls that the line writes into: a large
     intermediate for which no dead buffer is free (its memory is then reused by later lines like any other)."""
     workspace_bytes: int = 0
+    outs: dict[int, dict[int, Value]] = field(default_factory=dict)
+    """id(step node) -> {output position: donated input} for a kernel line with several results, some of which
+    it computes in the caller's arrays they are copied into."""
 
     def describe(self, graph: Graph) -> list[str]:
         numbering = graph.numbering()
@@ -76,19 +81,24 @@ class BufferPlan:
         return [f"{graph.node_text(by_id[i], numbering)} writes into the buffer of %{numbering[v]}"
                 for i, v in self.out.items()] + \
                [f"{graph.node_text(by_id[i], numbering)} writes into a buffer kept between calls"
-                for i in self.workspace]
+                for i in self.workspace] + \
+               [f"{graph.node_text(by_id[i], numbering)} computes result {k} in the array of input %{numbering[x]}"
+                for i, outs in self.outs.items() for k, x in outs.items()]
 
 
-def node_steps(graph: Graph) -> list[Step]:
-    """One step per operation node (what ``codegen`` writes)."""
+def node_steps(graph: Graph, in_place: dict[int, Value] | None = None) -> list[Step]:
+    """One step per operation node (what ``codegen`` writes). ``in_place``: the updates written into their base
+    (``inplace.in_place_updates``), whose results are not new memory."""
     steps = []
+    in_place = in_place or {}
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
         takes = "ufunc" if pycode.numpy_ufunc(node) is not None else None
         if node.op == Op.MATMUL and not node.attrs:
             takes = "matmul"
-        steps.append(Step(node, node.inputs, node.outputs, returns_fresh(node), takes))
+        fresh = returns_fresh(node) and id(node) not in in_place
+        steps.append(Step(node, node.inputs, node.outputs, fresh, takes))
     return steps
 
 
@@ -140,9 +150,14 @@ def result_types(graph: Graph) -> list:
 
 
 def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BYTES,
-                 workspace: bool = True) -> BufferPlan:
+                 workspace: bool = True, donated: dict[str, int] | None = None) -> BufferPlan:
     """Give lines that can write into a buffer the buffer of a value nothing reads any more, or (``workspace``)
-    a buffer kept between calls when none is free."""
+    a buffer kept between calls when none is free. An input *donated* to the graph (``donated``: input name ->
+    the output copied into its array when the graph has run, see ``compile_captured``) takes that output and the
+    chain of elementwise lines that leads to it from the input's last reader (``_spines``): for ``v *= m;
+    v -= lr * g`` the lines ``np.multiply(v8, v12, out=v8)`` and ``np.subtract(v13, v15, out=v8)``, as eager
+    NumPy writes into ``v`` itself, and the copy back finds nothing to do."""
+    finals = _donated_finals(graph, donated)  # the written-back output -> the input array it may be computed in
     never = 1 << 60
     position = {id(s.node): i for i, s in enumerate(steps)}
     last_use: dict[Value, int] = {}
@@ -157,6 +172,8 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             roots[node.output] = frozenset()
+    for x in finals.values():  # (tracked as buffers, to know when the last view of one is read)
+        roots[x] = frozenset([x])
     for s in steps:
         for v in s.outputs:
             roots[v] = frozenset([v]) if s.fresh else frozenset().union(*(roots[u] for u in s.inputs))
@@ -170,7 +187,7 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
         return c_order[v] and v.type.ndim > 0 and _nbytes(v) >= min_bytes
 
     def reusable(r: Value) -> bool:  # a buffer whose memory may be taken over once it is dead
-        return big_enough(r) and live_until.get(r, never) < never
+        return big_enough(r) and live_until.get(r, never) < never and r.node.op not in SOURCE_OPS
 
     def fits(s: Step, out: Value | None) -> bool:
         # (a matmul or a kernel writes a C-ordered result whatever its operands' layout; a ufunc's result order
@@ -180,18 +197,26 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
 
     plan = BufferPlan()
     free: dict[tuple, list[Value]] = {}
+    into, in_donated = _spines(steps, finals, live_until, last_use, fits)
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
+        if s.takes_out == "kernel" and out is None:
+            donated_outs = {k: x for k, o in enumerate(s.outputs) if big_enough(o)
+                            and (x := _donated_buffer(s, o, i, finals.get(o), live_until)) is not None}
+            if donated_outs:
+                plan.outs[id(s.node)] = donated_outs
         if fits(s, out):
             key = (out.type.shape, out.type.dtype)
-            buffer = _in_place_operand(s, out, i, live_until, roots, reusable) if s.takes_out == "ufunc" else None
+            buffer = into.get(i)
+            if buffer is None and s.takes_out == "ufunc":
+                buffer = _in_place_operand(s, out, i, live_until, roots, reusable)
             if buffer is None and free.get(key):
                 buffer = free[key].pop()
             if buffer is not None:
                 plan.out[id(s.node)] = buffer
                 plan.reused_bytes += _nbytes(out)
         for r in {r for v in s.inputs for r in roots[v]}:
-            if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)):
+            if live_until.get(r) == i and reusable(r) and r is not plan.out.get(id(s.node)) and r not in in_donated:
                 free.setdefault((r.type.shape, r.type.dtype), []).append(r)
     if workspace:
         _keep_between_calls(plan, steps, fits, reusable)
@@ -245,6 +270,64 @@ def _operands_fit(s: Step, out: Value, c_order: dict[Value, bool]) -> bool:
         if v.type.shape != out.type.shape or not c_order[v]:
             return False
     return True
+
+
+def _donated_finals(graph: Graph, donated: dict[str, int] | None) -> dict[Value, Value]:
+    """``final output -> donated input`` for the outputs copied into an input's array that appear once among the
+    outputs (an update chain is written in the array already: ``inplace.py``)."""
+    if not donated:
+        return {}
+    inputs = {n.attrs["name"]: n.output for n in graph.nodes if n.op == Op.INPUT}
+    count: dict[Value, int] = {}
+    for v in graph.outputs:
+        count[v] = count.get(v, 0) + 1
+    finals = {}
+    for name, index in donated.items():
+        x, final = inputs.get(name), graph.outputs[index] if 0 <= index < len(graph.outputs) else None
+        if x is not None and final is not None and count[final] == 1 and final.node.op not in SOURCE_OPS and \
+                final.type.shape == x.type.shape and final.type.dtype == x.type.dtype:
+            finals[final] = x
+    return finals
+
+
+def _donated_buffer(s: Step, out: Value, i: int, x: Value | None, live_until) -> Value | None:
+    """The donated input ``x`` for the line computing its final value ``out``, if nothing reads ``x`` or a view of
+    it later (an elementwise line may read it itself: NumPy's ufuncs write in place element by element)."""
+    if x is None or not s.fresh:
+        return None
+    last = live_until.get(x, -1)
+    return x if last < i or (last == i and s.takes_out == "ufunc") else None
+
+
+def _spines(steps: list[Step], finals: dict[Value, Value], live_until, last_use, fits
+            ) -> tuple[dict[int, Value], set[Value]]:
+    """For each donated input ``x`` and its final value: the lines that may compute in ``x``'s array (line index ->
+    ``x``), and the values they make (whose memory is then never free). They are the final value's line and,
+    back from it, the ufunc lines each of whose results only the next of them reads, up to one that reads ``x``
+    (``v13 = v8 * m`` in ``v16 = v13 - v15``); nothing may read ``x`` or a view of it after the first of them."""
+    producer = {v: i for i, s in enumerate(steps) for v in s.outputs}
+    into: dict[int, Value] = {}
+    in_donated: set[Value] = set()
+    for final, x in finals.items():
+        if final not in producer:
+            continue
+        chain = [producer[final]]
+        while x not in steps[chain[-1]].inputs and steps[chain[-1]].takes_out == "ufunc":
+            here, value = chain[-1], steps[chain[-1]].outputs[0]
+            before = [u for u in steps[here].inputs if u in producer and last_use.get(u) == here and
+                      u.type.shape == value.type.shape and u.type.dtype == value.type.dtype and
+                      steps[producer[u]].fresh and steps[producer[u]].takes_out == "ufunc"]
+            if not before:
+                break
+            chain.append(producer[next((u for u in before if x in steps[producer[u]].inputs), before[0])])
+        first, last_read = chain[-1], live_until.get(x, -1)
+        if last_read > first or (last_read == first and steps[first].takes_out != "ufunc"):
+            continue
+        if all(len(steps[j].outputs) == 1 and fits(steps[j], steps[j].outputs[0]) for j in chain):
+            for j in chain:
+                into[j] = x
+                in_donated.add(steps[j].outputs[0])
+    return into, in_donated
 
 
 def _in_place_operand(s: Step, out: Value, i: int, live_until, roots, reusable) -> Value | None:
@@ -305,18 +388,23 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
     return table
 
 
-def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None
+def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None,
+                  in_place: dict[int, Value] | None = None
                   ) -> Callable[[Any, pycode._Context], tuple[str, str] | None] | None:
-    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``) and passes
-    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays; None when it would change no line."""
+    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``), passes
+    the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays and writes the updates of ``in_place``
+    into their base; None when it would change no line."""
     outs = plan.out if plan is not None else {}
     scalars = scalars or {}
+    in_place = in_place or {}
 
     kept = plan.workspace if plan is not None else {}
-    if not outs and not scalars and not kept:
+    if not outs and not scalars and not kept and not in_place:
         return None  # every line is the usual one (as for most graphs of small arrays)
 
     def statement(node, ctx):
+        if id(node) in in_place:
+            return in_place_statement(node, ctx)
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
         if id(node) in kept:
             buffer = workspace_buffer(kept[id(node)], ctx)
@@ -339,6 +427,21 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
     return statement
 
 
+def in_place_statement(node, ctx) -> tuple[str, str]:
+    """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
+    the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
+    ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    base, out = node.inputs[0], node.output
+    target = pycode._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
+    if target.startswith(f"{ctx.var(base)}["):
+        code = f"{target} = {ctx.var(node.inputs[1])}"
+        ctx.numbering[out] = ctx.numbering[base]
+    else:
+        ctx.impls["update_in_place"] = index_update_in_place
+        code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
+    return code, f"{out.type}   written into the memory of {ctx.var(base)}"
+
+
 def workspace_buffer(key: tuple, ctx) -> str:
     """A buffer kept between calls, made now (``np.empty`` touches no memory until the first call writes it) and
     passed to the generated code as a constant: ``consts[4]``."""
@@ -355,24 +458,27 @@ class Generated:
     reusing: pycode.PyCode
     """With ``out=``: valid when every input and parameter is C-contiguous."""
     plan: BufferPlan
+    in_place: int = 0
+    """How many updates write into their base's memory (``inplace.in_place_updates``)."""
 
 
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False,
-             largest_bytes: int | None = None) -> Generated:
+             largest_bytes: int | None = None, donated: dict[str, int] | None = None) -> Generated:
     """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s; ``largest_bytes``:
-    ``largest_result_bytes(graph)`` when the caller knows it already)."""
+    ``largest_result_bytes(graph)`` when the caller knows it already; ``donated``: as ``in_place_updates``')."""
     scalars = scalar_operands(graph)
-    plain = pycode.generate(graph, out_statement(None, scalars), straight_static=straight_static)
+    in_place = in_place_updates(graph, donated)
+    plain = pycode.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
     # min_bytes has no line that may write into a buffer: neither gets a plan)
     if (not straight_static and is_symbolic_graph(graph)) or \
             (largest_result_bytes(graph) if largest_bytes is None else largest_bytes) < min_bytes:
         plan = BufferPlan()
     else:
-        plan = plan_buffers(graph, node_steps(graph), min_bytes)
-    reusing = (pycode.generate(graph, out_statement(plan, scalars), straight_static=straight_static)
+        plan = plan_buffers(graph, node_steps(graph, in_place), min_bytes, donated=donated)
+    reusing = (pycode.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
                if plan.out or plan.workspace else plain)
-    return Generated(plain, reusing, plan)
+    return Generated(plain, reusing, plan, len(in_place))
 
 
 def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:

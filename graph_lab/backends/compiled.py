@@ -130,6 +130,10 @@ class CompiledGraph:
     def _explain_backend(self) -> list[str]:
         return [f"kept on the reference interpreter: {self.why}"] if getattr(self, "why", "") else []
 
+    def how_it_runs(self) -> str:
+        """One line for ``graph_lab.explain``: which way the graph runs, and why that way."""
+        return f"reference interpreter{': ' + self.why if getattr(self, 'why', '') else ''}"
+
     def __repr__(self) -> str:
         return f"<CompiledGraph {self.graph.name} backend={self.backend} ops={self.graph.count()}>"
 
@@ -154,13 +158,15 @@ class CodegenGraph(CompiledGraph):
 
     def __init__(self, graph: Graph, pipeline, reports, min_bytes: int = MIN_BUFFER_BYTES,
                  generated: codegen.Generated | None = None, extra: dict | None = None, backend: str = "codegen",
-                 why: str = "", straight_static: bool = False):
-        # (``straight_static``: the caller checked that the graph has no region and no symbolic size)
+                 why: str = "", straight_static: bool = False, donated: dict[str, int] | None = None):
+        # (``straight_static``: the caller checked that the graph has no region and no symbolic size; ``donated``:
+        # see ``compile_captured``)
         super().__init__(graph, backend, pipeline, reports)
         self.why = why
         """Why another requested backend left this graph to codegen ('' when it was asked for)."""
         symbolic = not straight_static and is_symbolic_graph(graph)
-        self.generated = generated or codegen.generate(graph, min_bytes, straight_static=straight_static)
+        self.generated = generated or codegen.generate(graph, min_bytes, straight_static=straight_static,
+                                                       donated=donated)
         plain = codegen.compile_source(self.generated.plain, extra)
         reusing = (plain if self.generated.reusing is self.generated.plain
                    else codegen.compile_source(self.generated.reusing, extra))
@@ -207,6 +213,16 @@ class CodegenGraph(CompiledGraph):
     @property
     def source(self) -> str:
         return self.generated.reusing.source
+
+    def how_it_runs(self) -> str:
+        plan, generated = self.generated.plan, self.generated
+        parts = [f"NumPy calls in generated code{' (' + self.why + ')' if self.why else ''}"]
+        if generated.in_place:
+            parts.append(f"{generated.in_place} writes in place, as eager code makes them")
+        if plan.out or plan.workspace or plan.outs:
+            parts.append(f"{len(plan.out) + len(plan.outs)} lines write into buffers no longer read and "
+                         f"{len(plan.workspace)} into buffers kept between calls, when the inputs are C-ordered")
+        return "; ".join(parts)
 
     def _explain_backend(self) -> list[str]:
         plan = self.generated.plan
@@ -260,30 +276,33 @@ def compile_graph(graph: Graph, backend: str = "auto", passes: str | Iterable[st
 
 
 def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable[str] = "exact", *,
-                     verify: bool = True, log: bool = False, options=None, symbolic: bool | None = None
-                     ) -> CompiledGraph:
+                     verify: bool = True, log: bool = False, options=None, symbolic: bool | None = None,
+                     donated: dict[str, int] | None = None) -> CompiledGraph:
     """``compile_graph`` for a caller that hands ``graph`` over and never edits it afterwards, as ``compile()``
     does with each graph it captures: when no pass changes the graph (the usual case), the compiled graph keeps
     ``graph`` itself as its ``graph`` rather than a copy (see ``run_pipeline_on``). ``graph`` is not changed.
-    ``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it (no pass changes an input's type)."""
+    ``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it (no pass changes an input's type).
+    ``donated``: input name -> output index, for the inputs whose arrays the caller overwrites with that output
+    when the graph has run (``compile()``'s write-backs): the graph may update them in place (``inplace.py``)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     optimized, reports = run_pipeline_on(graph, passes, verify=verify, log=log)
-    return _compile_optimized(optimized, backend, passes, reports, options, symbolic)
+    return _compile_optimized(optimized, backend, passes, reports, options, symbolic, donated)
 
 
 def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options,
-                       symbolic: bool | None = None) -> CompiledGraph:
+                       symbolic: bool | None = None, donated: dict[str, int] | None = None) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES
     if backend == "codegen":
-        return CodegenGraph(optimized, passes, reports, min_bytes)
+        return CodegenGraph(optimized, passes, reports, min_bytes, donated=donated)
     unsupported = _not_fused_yet(optimized, symbolic)
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
-        return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported)
+        return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported, donated=donated)
     compile_fused = _compile_fused or _import_compile_fused()
-    return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True)
+    return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True,
+                         donated=donated)
 
 
 _compile_fused = None

@@ -6,6 +6,7 @@ measured on this machine (``Calibration``) and the group's own numbers (``GroupC
     NumPy (codegen)   = calls * numpy_call + bytes moved by all the calls * numpy_byte
                         + elements * sum of numpy_libm[f] over the group's libm functions f
     kernel, t threads = kernel_call + extra arrays * kernel_array + (t - 1) * thread_handoff
+                        + copies * numpy_call + bytes copied * 2 * numpy_byte
                         + (bytes moved once * kernel_byte
                            + elements * (sum of kernel_libm[f] + arithmetic ops * kernel_op)) / speedup(t)
 
@@ -16,7 +17,8 @@ float32 uses AVX-512 SVML and keeps up with memory, while libmvec's AVX2 ``tanhf
 lone ``tanh`` is therefore *not* fused, a ``gelu`` (eight more ops around the ``tanh``) is. Threads are measured
 twice: alone, and right after a matrix product, because OpenBLAS's worker threads keep spinning for a while after
 one; a kernel's second thread then fights them for the CPUs (on the 2-CPU course machine a GELU after a matmul
-took 4.6 ms on two threads and 1.1 ms on one).
+took 4.6 ms on two threads and 1.1 ms on one). When the load average leaves no CPU idle, other processes hold
+the CPUs a second thread would need, and kernels stay on one thread.
 
 A row kernel (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``) is predicted by the same formulas,
 with NumPy's side taken from ``ROW_OP_COSTS``: its reductions cost several ufunc calls each, and its calls pass
@@ -32,6 +34,7 @@ of their own and check decisions exactly; ``measure()`` fills one in on this mac
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -76,6 +79,9 @@ class Calibration:
     """Per element of NumPy's ``np.<f>`` on float32, beyond its memory traffic, by function name."""
     kernel_libm: dict[str, float] = field(default_factory=dict)
     """Per element of libmvec's ``<f>f`` in a kernel, beyond the memory traffic, by function name."""
+    load: float = 0.0
+    """The system's load average when measured: with no CPU idle, a second thread waits for one (on the 2-CPU
+    course machine shared by 8 jobs, a kernel on two threads took 0.5 ms of hand-off for 0.1 ms of work)."""
 
     def rows(self) -> list[list[str]]:
         """The calibration as a table (for ``explain`` and the lecture)."""
@@ -90,6 +96,7 @@ class Calibration:
             ["second-thread hand-off", f"{self.thread_handoff * us:.1f} us"],
             ["two-thread speed-up (measured)", f"{self.thread_speedup:.2f}x of {self.threads} CPUs"],
             ["two-thread speed-up right after a matmul", f"{self.thread_speedup_after_blas:.2f}x"],
+            ["load average (threads used only with a CPU idle)", f"{self.load:.1f}"],
         ]
         for f in sorted(self.kernel_libm):
             rows.append([f"{f} per element: NumPy / kernel", f"{self.numpy_libm.get(f, 0) * ns:.2f} / "
@@ -117,6 +124,10 @@ class GroupCost:
     """Bytes the kernel reads and writes: each input and output once."""
     after_blas: bool = False
     """The graph runs a matrix product (BLAS) before this group."""
+    copies: int = 0
+    """Operands that may be strided views (a slice, a transpose): the kernel call copies each to C order first."""
+    copied_bytes: int = 0
+    """Their bytes (each read and written once by the copy)."""
 
 
 # --- what NumPy and a kernel pay for a row op (softmax, log_softmax, layer_norm)
@@ -172,7 +183,8 @@ def predict_numpy(cost: GroupCost, cal: Calibration) -> float:
 def predict_kernel(cost: GroupCost, cal: Calibration, threads: int) -> float:
     work = cost.kernel_bytes * cal.kernel_byte + cost.elements * (
         sum(cal.kernel_libm.get(f, 0.0) for f in cost.libm) + cost.arithmetic * cal.kernel_op)
-    fixed = cal.kernel_call + max(cost.arrays - 2, 0) * cal.kernel_array
+    fixed = (cal.kernel_call + max(cost.arrays - 2, 0) * cal.kernel_array
+             + cost.copies * cal.numpy_call + 2 * cost.copied_bytes * cal.numpy_byte)
     if threads == 1:
         return fixed + work
     speedup = cal.thread_speedup_after_blas if cost.after_blas else cal.thread_speedup
@@ -247,7 +259,8 @@ def measure(kernels: dict, threads: int) -> Calibration:
         kernel_libm[f] = max(_best_time(lambda: run(kernels[f], positive, 1), 3) - small_pass, 0.0) / positive.size
 
     speedup, after_blas, handoff = 1.0, 1.0, float("inf")
-    if threads >= 2:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if threads >= 2 and load < threads - 1:
         with ThreadPoolExecutor(1) as pool:
             handoff = _best_time(lambda: pool.submit(int).result(), 7, 50)
         one = _best_time(lambda: run(kernels["tanh"], big, 1), 3)
@@ -264,4 +277,4 @@ def measure(kernels: dict, threads: int) -> Calibration:
 
         after_blas = max(min(after_matmul(1) for _ in range(3)) / min(after_matmul(2) for _ in range(3)), 0.1)
     return Calibration(numpy_call, numpy_byte, kernel_call, kernel_array, kernel_byte, kernel_op, handoff,
-                       speedup, threads, after_blas, numpy_libm, kernel_libm)
+                       speedup, threads, after_blas, numpy_libm, kernel_libm, load)

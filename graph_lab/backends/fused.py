@@ -23,6 +23,7 @@ and so for ``softmax`` and ``log_softmax`` (libmvec is not NumPy's libm).
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +38,10 @@ from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, pycode
 from .compiled import CodegenGraph
+from .inplace import in_place_updates
+from .stencil import find_stencils, stencil_call, stencil_kernel
 from .options import FusedFallbackWarning, FusedOptions
-from .partition import Group, Partition, partition
+from .partition import Group, Partition, graph_facts, partition
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -118,8 +121,12 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
-        # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen)
-        results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
+        # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
+        # outputs, a tuple of such buffers or None, each None allocated here)
+        if out is None or type(out) is not tuple:
+            results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
+        else:
+            results = [r if r is not None else np.empty(shape, dtype) for r, (shape, dtype) in zip(out, outputs)]
         pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
         if pool is None or middle == 0:
             fn(0, total, *dims, *pointers)
@@ -127,8 +134,10 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
             other = pool.submit(fn, middle, total, *dims, *pointers)
             fn(0, middle, *dims, *pointers)
             other.result()
-        if out is None:  # a 0-d result is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
-            results = [r[()] if r.ndim == 0 else r for r in results]
+        if out is None or type(out) is tuple:
+            # a 0-d result it allocated is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
+            given = out or (None,) * len(results)
+            results = [r[()] if r.ndim == 0 and o is None else r for r, o in zip(results, given)]
         return results[0] if single else tuple(results)
 
     return call
@@ -142,23 +151,29 @@ class FusedGraph(CodegenGraph):
 
     def __init__(self, graph: Graph, pipeline, reports, part: Partition | None, calls: dict[int, Callable],
                  options: FusedOptions, note: str = "", straight_static: bool = False,
-                 largest_bytes: int | None = None):
+                 largest_bytes: int | None = None, donated: dict[str, int] | None = None, stencils: tuple = ()):
         self._partition = part
         self.note = note
         """Why this graph runs with no kernel at all, if it does (no compiler, ...)."""
         kernels = [g for g in part.kernels() if g.index in calls] if part is not None else []
         self.kernels = kernels
-        if kernels:
-            plan = codegen.plan_buffers(graph, fused_steps(graph, kernels), options.min_buffer_bytes)
-            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan()),
+        self.stencils = list(stencils)
+        """The stencil kernels (``stencil.py``) the graph calls."""
+        if kernels or stencils:
+            in_place = in_place_updates(graph, donated)
+            steps = fused_steps(graph, kernels, in_place, stencils)
+            plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
+            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
                                     straight_static=straight_static)
-            reusing = (pycode.generate(graph, _statement(graph, kernels, plan), straight_static=straight_static)
-                       if plan.out or plan.workspace else plain)
-            generated = codegen.Generated(plain, reusing, plan)
+            reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place, stencils),
+                                       straight_static=straight_static)
+                       if plan.out or plan.workspace or plan.outs else plain)
+            generated = codegen.Generated(plain, reusing, plan, len(in_place))
         else:  # exactly codegen's code
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
-                                         largest_bytes=largest_bytes)
+                                         largest_bytes=largest_bytes, donated=donated)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
+        extra.update({f"stencil{st.index}": calls[("stencil", st.index)] for st in self.stencils})
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
                          straight_static=straight_static)
 
@@ -175,7 +190,22 @@ class FusedGraph(CodegenGraph):
     def kernel_source(self) -> str:
         """The C source of this graph's kernels."""
         from .cgen import library_source
-        return library_source([g.kernel for g in self.kernels]) if self.kernels else ""
+        kernels = [g.kernel for g in self.kernels] + [st.kernel for st in self.stencils]
+        return library_source(kernels) if kernels else ""
+
+    def how_it_runs(self) -> str:
+        stencils = (f"; {len(self.stencils)} slice update(s) with their arithmetic as stencil kernels (one C loop "
+                    f"nest each)" if self.stencils else "")
+        if self.stencils and not self.kernels:
+            return super().how_it_runs() + stencils
+        if not self.kernels:
+            why = self.note or _no_kernel_reason(self.partition)
+            return f"{super().how_it_runs()}; no C kernel: {why}"
+        decided = [g for g in self.partition.kernels()]
+        saved = sum(g.decision.numpy_seconds - g.decision.kernel_seconds for g in decided
+                    if g.decision.numpy_seconds == g.decision.numpy_seconds)
+        return (f"{super().how_it_runs()}; {len(self.kernels)} of {len(self.partition.groups)} elementwise groups "
+                f"as C kernels (the cost model predicts {saved * 1e6:.1f} us saved per call){stencils}")
 
     def _explain_backend(self) -> list[str]:
         lines = super()._explain_backend()
@@ -184,26 +214,51 @@ class FusedGraph(CodegenGraph):
         return lines + ["  " + line for line in self.partition.text().splitlines()]
 
 
-def fused_steps(graph: Graph, kernels: list[Group]) -> list[codegen.Step]:
-    """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was."""
+def _no_kernel_reason(part: Partition) -> str:
+    """Why no group of a partition became a kernel, in a few words (the first group's reason)."""
+    if not part.groups:
+        return "no chain of elementwise ops a kernel can compute"
+    if all(g.elements < cost.MIN_ELEMENTS for g in part.groups):
+        return f"every group is under {cost.MIN_ELEMENTS} elements, where a kernel call costs what NumPy's calls do"
+    return f"no group is predicted to pay for a kernel call ({part.groups[0].decision.reason})"
+
+
+def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None,
+                stencils=()) -> list[codegen.Step]:
+    """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was; a
+    stencil kernel one that writes into its base (no new memory)."""
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
+    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
     steps = []
-    for step in codegen.node_steps(graph):
+    for step in codegen.node_steps(graph, in_place):
+        st = in_stencil.get(id(step.node))
+        if st is not None:
+            if step.node is st.update:
+                steps.append(codegen.Step(step.node, tuple(st.bases), (st.update.output,), False, None))
+            continue
         g = in_kernel.get(id(step.node))
         if g is None:
             steps.append(step)
         elif step.node is g.nodes[-1]:
             outputs = tuple(g.outputs(graph))
             steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True,
-                                      "kernel" if len(outputs) == 1 else None))
+                                      "kernel"))
     return steps
 
 
-def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
+def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_place: dict, stencils=()):
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
-    with_out = codegen.out_statement(plan, codegen.scalar_operands(graph))
+    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
+    with_out = codegen.out_statement(plan, codegen.scalar_operands(graph), in_place)
 
     def statement(node, ctx):
+        st = in_stencil.get(id(node))
+        if st is not None:
+            if node is not st.update:
+                return "", ""
+            code = f"stencil{st.index}({', '.join(ctx.var(v) for v in st.bases)})"
+            ctx.numbering[node.output] = ctx.numbering[st.bases[-1]]  # (the update's result is its base)
+            return code, f"stencil kernel {st.index}: {len(st.nodes)} nodes and the update, into {ctx.var(node.output)}"
         g = in_kernel.get(id(node))
         if g is None:
             return with_out(node, ctx) if with_out is not None else None
@@ -219,6 +274,10 @@ def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan):
         elif id(node) in plan.out:
             args += f", out={ctx.var(plan.out[id(node)])}"
             comment += f", into the buffer of {ctx.var(plan.out[id(node)])}"
+        elif id(node) in plan.outs:
+            into = plan.outs[id(node)]
+            args += f", out=({', '.join(ctx.var(into[k]) if k in into else 'None' for k in range(len(g.outputs(graph))))})"
+            comment += ", some results in the arrays they are copied into"
         return f"{outs} = kernel{g.index}({args})", comment
     return statement
 
@@ -227,7 +286,8 @@ _DEFAULT_OPTIONS = FusedOptions()  # (frozen: one instance serves every compile 
 
 
 def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None = None,
-                  auto: bool = False, straight_static: bool = False) -> CodegenGraph:
+                  auto: bool = False, straight_static: bool = False,
+                  donated: dict[str, int] | None = None) -> CodegenGraph:
     """The fused backend for an optimized graph (see ``compiled.compile_graph``). ``straight_static``: the caller
     checked that ``graph`` has no control-flow region and no symbolic size (``compiled._not_fused_yet``)."""
     options = options or _DEFAULT_OPTIONS
@@ -238,34 +298,51 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
-                              largest_bytes=nbytes)
-    part = partition(graph)
+                              largest_bytes=nbytes, donated=donated)
+    stencils = _decided_stencils(graph, options, donated)
+    part = partition(graph, {id(n): f"in stencil kernel {st.index}" for st in stencils for n in st.nodes + [st.update]})
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
+    if stencils and not candidates:
+        try:
+            calls = build_stencil_calls(_engine(options), graph, stencils)
+        except KernelBuildError as e:
+            _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
+            return FusedGraph(graph, pipeline, reports, None, {}, options, note=f"kernel build failed: {e}",
+                              donated=donated)
+        _decide_without_measuring(part)
+        return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static,
+                          donated=donated, stencils=stencils)
     if options.fuse == "never" or not candidates:
         _decide_without_measuring(part)
-        return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static)
+        return FusedGraph(graph, pipeline, reports, part, {}, options, straight_static=straight_static,
+                          donated=donated)
     engine = _engine(options)
     if engine.toolchain is None:
         if not auto:  # backend="auto" means "fused where there is a compiler": nothing to warn about
             _warn_once("no-compiler", f"graph_lab fused backend: no C compiler found "
                                       f"({options.compiler or 'gcc or cc'}); running as codegen")
         _decide_without_measuring(part, "no C compiler: codegen")
-        return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note="no C compiler found: ran as codegen",
+                          donated=donated)
     calibration = engine.calibration() if options.fuse == "auto" else None
+    facts = graph_facts(graph, codegen.c_ordered_values(graph, codegen.node_steps(graph)))
     for g in part.groups:
         if options.fuse == "always":
             threads = min(2, options.max_threads or 1, available_cpus())
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
-            g.decision = cost.decide(g.cost(graph), calibration, options.max_threads)
+            g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
     try:
         calls = build_calls(engine, graph, part)
+        calls.update(build_stencil_calls(engine, graph, stencils))
     except KernelBuildError as e:
         _warn_once("build-failed", f"graph_lab fused backend: a kernel did not compile; running as codegen. {e}")
-        return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}")
+        return FusedGraph(graph, pipeline, reports, part, {}, options, note=f"kernel build failed: {e}",
+                          donated=donated)
     for g in part.kernels():
         logs.emit("kernels", f"{graph.name}: kernel {g.index} ({len(g.nodes)} ops): {g.decision.reason}")
-    return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static)
+    return FusedGraph(graph, pipeline, reports, part, calls, options, straight_static=straight_static,
+                      donated=donated, stencils=stencils)
 
 
 def _largest_result(graph: Graph) -> int:
@@ -287,6 +364,34 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
         g.kernel = kernel_for(engine, graph, g)
     functions = engine.cache.functions([g.kernel for g in kernels]) if kernels else {}
     return {g.index: kernel_call(functions[g.kernel.name], g, graph, g.decision.threads) for g in kernels}
+
+
+def _decided_stencils(graph: Graph, options: FusedOptions, donated) -> list:
+    """The stencil kernels (``stencil.py``) the cost model keeps, on one thread each; none without a compiler."""
+    if options.fuse == "never":
+        return []
+    found = [st for st in find_stencils(graph, in_place_updates(graph, donated))
+             if options.fuse == "always" or math.prod(st.shape) >= cost.MIN_ELEMENTS]
+    if not found or _engine(options).toolchain is None:
+        return []
+    calibration = _engine(options).calibration() if options.fuse == "auto" else None
+    for st in found:
+        st.decision = (cost.Decision(True, 1, float("nan"), float("nan"), "fuse='always'") if calibration is None
+                       else cost.decide(st.cost(), calibration, max_threads=1))
+    kept = [st for st in found if st.decision.fuse]
+    for i, st in enumerate(kept):
+        st.index = i
+    return kept
+
+
+def build_stencil_calls(engine: _Engine, graph: Graph, stencils: list) -> dict:
+    """Generate, compile (one library) and wrap the stencil kernels, by ``("stencil", index)``."""
+    if not stencils:
+        return {}
+    for st in stencils:
+        st.kernel = stencil_kernel(st)
+    functions = engine.cache.functions([st.kernel for st in stencils])
+    return {("stencil", st.index): stencil_call(functions[st.kernel.name], st, graph) for st in stencils}
 
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):

@@ -106,7 +106,9 @@ class Group:
         return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
                                self.reduce, self.row)
 
-    def cost(self, graph: Graph) -> GroupCost:
+    def cost(self, graph: Graph, facts: "GraphFacts | None" = None) -> GroupCost:
+        """The group's numbers for the cost model (``facts``: ``graph_facts(graph)``, found once for all groups)."""
+        facts = facts or graph_facts(graph)
         calls = numpy_bytes = arithmetic = 0
         libm: list[str] = []
         for node in self.nodes:
@@ -130,16 +132,31 @@ class Group:
             arithmetic += k - (function is not None)
         outputs = self.outputs(graph)
         kernel_bytes = sum(nbytes(v) for v in self.inputs) + sum(nbytes(v) for v in outputs)
+        # (an operand that may be a strided view is copied to C order before each call: see ``fused.kernel_call``)
+        copied = [v for v in self.inputs if v.type.ndim > 0 and not facts.c_order.get(v, True)]
+        after_blas = facts.first_blas < facts.position[id(self.nodes[-1])]
         return GroupCost(self.elements, calls, numpy_bytes, tuple(libm), arithmetic,
-                         len(self.inputs) + len(outputs), kernel_bytes, self._after_blas(graph))
+                         len(self.inputs) + len(outputs), kernel_bytes, after_blas,
+                         len(copied), sum(nbytes(v) for v in copied))
 
-    def _after_blas(self, graph: Graph) -> bool:
-        for node in graph.nodes:
-            if node is self.nodes[-1]:
-                return False
-            if node.op in BLAS_OPS:
-                return True
-        return False
+
+@dataclass
+class GraphFacts:
+    """What every group's cost needs to know of the whole graph, found in one walk over it."""
+
+    position: dict[int, int]
+    """id(node) -> its index in the graph."""
+    first_blas: int
+    """The index of the first node that may run BLAS (the number of nodes if none)."""
+    c_order: dict[Value, bool]
+    """Whether a value is C-contiguous whenever the inputs are (``codegen.c_ordered_values``); a value not in it
+    counts as C-ordered."""
+
+
+def graph_facts(graph: Graph, c_order: dict[Value, bool] | None = None) -> GraphFacts:
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    first_blas = next((i for i, n in enumerate(graph.nodes) if n.op in BLAS_OPS), len(graph.nodes))
+    return GraphFacts(position, first_blas, c_order or {})
 
 
 def _pattern(shape: tuple[int, ...], loop: tuple[int, ...], split: int) -> str | None:
@@ -274,16 +291,18 @@ class Partition:
         return "\n".join(lines)
 
 
-def partition(graph: Graph) -> Partition:
-    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``)."""
+def partition(graph: Graph, taken: dict[int, str] | None = None) -> Partition:
+    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the
+    kernel that computes it already (a stencil kernel: ``stencil.py``)."""
     position = {id(n): i for i, n in enumerate(graph.nodes)}
     groups: list[Group] = []
     group_of: dict[int, Group] = {}
     reasons: dict[int, str] = {}
+    taken = taken or {}
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
-        reason = why_not(node)
+        reason = taken.get(id(node)) or why_not(node)
         if reason is not None:
             reasons[id(node)] = reason
             continue

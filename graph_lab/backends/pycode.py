@@ -62,6 +62,7 @@ from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
 from ..passes.simplify import has_regions
 from .interpret import bind_inputs, impl_attrs
+from .lifetimes import dying_names, row_names
 
 FILENAME = "<graph_lab generated>"
 COMMENT_COLUMN = 44  # where the type comments start, so they line up
@@ -309,7 +310,9 @@ def _emit_subscript(node, ctx: _Context) -> str:
     parts = [_key_part(k, node, ctx) for k in node.attrs["key"]]
     if any(p is None for p in parts) or len(node.attrs) != 1:
         return _emit_impl(node, ctx)
-    inside = ", ".join(parts) + ("," if len(parts) == 1 else "") if parts else "()"
+    # (one slice, integer, None or ... is written alone: NumPy reads ``x[1:]`` as ``x[1:,]``, and faster)
+    alone = len(parts) == 1 and not isinstance(node.attrs["key"][0], Slot)
+    inside = ", ".join(parts) + ("," if len(parts) == 1 and not alone else "") if parts else "()"
     return f"{ctx.var(node.inputs[0])}[{inside}]"
 
 
@@ -395,6 +398,7 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
     nest: set[int] = set()
     returned = {id(v) for v in graph.outputs} if NESTING else None
     custom_code: list[str] = []  # the code of the lines the statement hook wrote
+    lives: list[tuple] = [((), (), False)] * len(body)  # per row of body: see lifetimes.row_names
     unpacked = {"inputs": ["_"] * len(ctx.input_index), "params": ["_"] * len(ctx.param_index)}  # their names
     for node in graph.nodes:
         if statement is not None:
@@ -402,6 +406,7 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
             if custom is not None:
                 if custom[0]:
                     body.append((custom[0], _safe_comment(custom[1]), node))
+                    lives.append(row_names(node, custom[0], numbering, True))
                     custom_code.append(custom[0])
                 continue
         op = node.op
@@ -419,17 +424,22 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
             tuple_name, index = (("inputs", ctx.input_index) if emit is _emit_input else ("params", ctx.param_index))
             rows[len(body)] = tuple_name
             unpacked[tuple_name][index[id(node)]] = lhs
+            lives.append(((), (), False))
         elif NESTING and body and body[-1][1] is None and len(body) - 1 not in rows:  # the row before: a usual one
             before = body[-1][2].outputs
             if len(before) == 1 and len(before[0].users) == 1 and before[0].users[0] is node and \
                     id(before[0]) not in returned and body[-1][0].startswith("v"):
                 nest.add(len(body) - 1)
         body.append((f"{lhs} = {emit(node, ctx)}", None, node))
+        if len(lives) < len(body):
+            lives.append(row_names(node, "", numbering, False))
     if nest and custom_code:  # a line written by the backend may read a value by its name as well (out=v6)
         named = set(_VARIABLE.findall("\n".join(custom_code)))
         nest = {i for i in nest if body[i][0].split(" = ", 1)[0] not in named}
-    return_line = f"    return [{', '.join(ctx.var(v) for v in graph.outputs)}]"
-    text, line_nodes, line_spans, numpy_calls = _text_to_compile(body, return_line, rows, unpacked, nest)
+    returned_names = [ctx.var(v) for v in graph.outputs]
+    return_line = f"    return [{', '.join(returned_names)}]"
+    dying = dying_names(lives, set(returned_names))
+    text, line_nodes, line_spans, numpy_calls = _text_to_compile(body, return_line, rows, unpacked, nest, dying)
     # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
     # type comments written later hold only dtype names, digits, commas and brackets, except for symbolic
     # sizes, whose names come from the user: then the whole source is written and checked now, as it runs)
@@ -462,7 +472,7 @@ _VARIABLE = re.compile(r"\bv\d+\b")
 
 
 def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, rows: dict[int, str],
-                     unpacked: dict[str, list[str]], nest: set[int]
+                     unpacked: dict[str, list[str]], nest: set[int], dying: dict[int, list[str]] | None = None
                      ) -> tuple[str, dict[int, Any], dict[int, list[tuple[int, int, Any]]], frozenset[str]]:
     """The code of ``body`` written for Python's compiler, whose time grows with the lines and the names read:
 
@@ -476,7 +486,9 @@ def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, 
       numbers and ``consts[i]``), and a failure is still told by node, from the columns of the instruction
       that raised (``PyCode.node_at``);
     - each NumPy function is read by a name bound once outside the function: ``np_matmul(v0, v1)`` for
-      ``np.matmul(v0, v1)``, the same function.
+      ``np.matmul(v0, v1)``, the same function;
+    - after the line that reads an array last, ``del`` drops its name (``dying``: row -> names; see
+      ``lifetimes``), so that its memory is freed when eager code would free it.
 
     Returns the text, the node of each of its lines, the nodes of the lines with nested calls (``(first column,
     end column, node)``, for each node written in the line) and the NumPy names read."""
@@ -487,13 +499,26 @@ def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, 
 
     def add(lhs: str, rhs: str, spans: list[tuple[int, int, Any]]) -> None:
         lines.append(f"    {lhs} = {rhs}")
+        assigned.update(_VARIABLE.findall(lhs))
         line_nodes[len(lines)] = spans[-1][2]  # (line numbers count from 1)
         if len(spans) > 1:
             at = 4 + len(lhs) + 3
             line_spans[len(lines)] = [(first + at, last + at, node) for first, last, node in spans]
 
     carry = None  # (name, expression, spans) of the row to write inside this one
+    dying = dying or {}
+    assigned: set[str] = set()  # the names the lines so far bind (a name written inside another line is none)
+    pending: list[str] = []  # names to drop after the next line written
+
+    def drop() -> None:
+        names = sorted([name for name in pending if name in assigned], key=lambda name: int(name[1:]))
+        pending.clear()
+        if names:
+            lines.append(f"    del {', '.join(names)}")
+            assigned.difference_update(names)
+
     for i, (code, _, node) in enumerate(body):
+        pending += dying.get(i, ())
         tuple_name = rows.get(i)
         if tuple_name is not None:
             if tuple_name not in where:
@@ -503,6 +528,8 @@ def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, 
         if carry is None and i not in nest:
             lines.append("    " + code)
             line_nodes[len(lines)] = node
+            assigned.update(_VARIABLE.findall(code.partition(" = ")[0]))
+            drop()
             continue
         lhs, rhs = code.split(" = ", 1)
         spans = []
@@ -522,6 +549,7 @@ def _text_to_compile(body: list[tuple[str, str | None, Any]], return_line: str, 
             carry = (lhs, rhs, spans)
         else:
             add(lhs, rhs, spans)
+            drop()
     if carry is not None:
         add(*carry)
     for tuple_name, line in where.items():

@@ -287,6 +287,17 @@ def _index_update(*operands, key, mode=None):
     return out
 
 
+def index_update_in_place(*operands, key, mode=None):
+    """``index_update`` written into its base array itself, which is returned: for a backend that knows nothing
+    reads the base's old value any more (``backends/inplace.py``). The same assignment, so the same values."""
+    base = operands[0]
+    if mode is None:
+        base[fill_key(key, operands)] = operands[1]
+    else:
+        ACCUMULATE[mode].at(base, fill_key(key, operands), operands[1])
+    return base
+
+
 def _bind_index_update(x, key, value, mode=None):
     template, idx = bind_key(key, 2)
     target = indexed_shape(shape_of(x), template, [None, None] + [_concrete_or_type(o) for o in idx])

@@ -49,10 +49,18 @@ def node_key(node) -> tuple | None:
 
 
 def cse(graph: Graph) -> list[str]:
+    """Merge each node into the first earlier node with the same key. The merges are made in one walk (each
+    later node's operands renamed to the kept values before its own key is taken, the merged nodes dropped at
+    the end): a graph of n nodes with many repeated constants is linear to edit, where one ``replace_all_uses_with``
+    and ``erase_node`` per merge would walk the whole graph each time."""
     seen: dict[tuple, object] = {}
     report: list[str] = []
     numbering = None  # made at the first change, which is before anything changed
-    for node in list(graph.nodes):
+    kept: dict = {}  # a merged node's value -> the earlier node's value it is replaced by
+    merged: set[int] = set()
+    for node in graph.nodes:
+        if kept and any(v in kept for v in node.inputs):
+            node.inputs = tuple([kept.get(v, v) for v in node.inputs])
         key = node_key(node)
         if key is None:
             continue
@@ -62,9 +70,14 @@ def cse(graph: Graph) -> list[str]:
         if numbering is None:
             numbering = graph.numbering()
         report.append(f"{graph.node_text(node, numbering)} is {graph.node_text(first, numbering)}")
-        for old, new in zip(node.outputs, first.outputs):
-            graph.replace_all_uses_with(old, new)
-        graph.erase_node(node)
+        kept.update(zip(node.outputs, first.outputs))
+        merged.add(id(node))
+    if merged:
+        graph.outputs = [kept.get(v, v) for v in graph.outputs]
+        for node in graph.nodes:
+            if id(node) in merged:
+                node.inputs = ()  # (drops its uses of its operands)
+        graph.nodes = [n for n in graph.nodes if id(n) not in merged]
     return report
 
 

@@ -41,6 +41,8 @@ class ExplainReport:
     """The generated function a cache hit runs (guards, graph call and result in one), or why there is none."""
     eager_fallback: str = ""
     """Why compile() could not interpret the function at all (so it ran eagerly), or "" when it could."""
+    backends: list = field(default_factory=list)
+    """For each graph, how the backend runs it and why (``CompiledGraph.how_it_runs``)."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): runs eagerly, not compiled: {self.eager_fallback}"] \
@@ -54,6 +56,8 @@ class ExplainReport:
                 lines.append(f"      `{b.code}`")
             if b.hint:
                 lines.append(f"      hint: {b.hint}")
+        for i, how in enumerate(self.backends):
+            lines.append(f"  graph {i} runs as {how}")
         lines.append(f"  guards ({len(self.guards)}):")
         lines += [f"    {g}" for g in self.guards]
         lines.append("  stitching code:")
@@ -106,17 +110,19 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
 
 
 def _report(fn, segments) -> ExplainReport:
-    breaks, guards, graphs = [], [], []
+    breaks, guards, graphs, backends = [], [], [], []
     for seg in segments:
         if seg.graph.count():
             graphs.append(seg.graph)
+            compiled = getattr(seg.runner, "__self__", None)
+            backends.append(compiled.how_it_runs() if hasattr(compiled, "how_it_runs") else "the reference interpreter")
         guards += [g.describe() for g in seg.guards.guards]
         if seg.end == "break":
             code = seg.break_loc.text() if seg.break_loc else ""
             breaks.append(BreakInfo(seg.break_reason, str(seg.break_loc), seg.break_instruction, seg.break_hint, code))
     return ExplainReport(fn.__qualname__, len(graphs), len(breaks), breaks, [g.count() for g in graphs], guards,
                          sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs,
-                         backend_seconds=sum(s.backend_seconds for s in segments))
+                         backend_seconds=sum(s.backend_seconds for s in segments), backends=backends)
 
 
 def stitching_code(fn, segments) -> str:

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .guards import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
+from .mutation import copy_back
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -124,7 +125,7 @@ class _Writer:
             body.append("    break")
         for s in seg.input_sources:
             self.fetch(s)
-        writes = [f"{self.const(np.copyto)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
+        writes = [f"{self.const(copy_back)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
         self.named_errors = None
         run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)
@@ -278,10 +279,16 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
             return None, f"entry {n}: {e}"
     args = "".join(f"a{i}, " for i in range(len(argnames)))
     writer.lines.append(f"    return self._call(({args}), {{}})")
+    # (an argument left out takes its default, the very object Python would pass: a call that leaves ``lr=0.01``
+    # out is a fast call too)
+    defaults = owner.fn.__defaults__ or ()
+    required = len(argnames) - len(defaults)
     params = ["self"] + [f"a{i}=UNSET" for i in range(len(argnames))] + ["/", "*rest", "**kw"]
-    not_plain = "rest or kw" + (f" or a{len(argnames) - 1} is UNSET" if argnames else "")
+    not_plain = "rest or kw" + (f" or a{required - 1} is UNSET" if required else "")
     writer.lines[0:1] = [f"def __call__({', '.join(params)}):", f"    if {not_plain}:",
-                         f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"]
+                         f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"] + \
+        [line for i, d in enumerate(defaults, required)
+         for line in (f"    if a{i} is UNSET:", f"        a{i} = {writer.const(d)}")]
     # K0, K1, ... are the cells of a closure: read as fast as locals, and out of reach of any keyword argument
     lines = [f"def make({', '.join(f'K{i}' for i in range(len(writer.consts)))}):"]
     lines += ["    " + line for line in writer.lines] + ["    return __call__"]

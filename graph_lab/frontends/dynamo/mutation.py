@@ -78,12 +78,14 @@ class InputWrites:
         """The write-backs of the segment, ``[(source, output index)]``: each written array's final value is a
         graph output (added through the RecipeMaker ``maker``). Adds the guards that make them valid."""
         writebacks = []
+        checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
         for key, (t, source, _) in self.written.items():
             t._check_fresh()
             writebacks.append((source, maker.output(t._value)))
             self.guards.add(Guard("writeable", source, None, None))
             for other_key, (_, other_source, _) in self.inputs.items():
-                if other_key != key:
+                if other_key != key and (other_key, key) not in checked:
+                    checked.add((key, other_key))
                     self.guards.add(Guard("disjoint", source, other_source, None))
         return writebacks
 
@@ -154,4 +156,19 @@ def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
 def write_back(writebacks: list[tuple], inputs, outs: list) -> None:
     """Copy each written array's final value into the caller's array (in place: its views see it)."""
     for source, index in writebacks:
-        np.copyto(source.fetch(inputs), outs[index])
+        copy_back(source.fetch(inputs), outs[index])
+
+
+def copy_back(array: np.ndarray, final) -> None:
+    """``np.copyto(array, final)``, unless the graph computed ``final`` in ``array`` itself (it was donated)."""
+    if final is not array:
+        np.copyto(array, final)
+
+
+def donated_inputs(seg) -> dict[str, int]:
+    """The graph inputs whose arrays a segment's write-backs overwrite: input name -> the output copied into it.
+    The backend may compute those outputs in the arrays themselves (``backends/inplace.py``): nothing reads an
+    array of the caller's between the graph and its write-back."""
+    names = seg.input_names if seg.input_names is not None else seg.graph.input_names
+    by_source = dict(zip(seg.input_sources, names))
+    return {by_source[source]: index for source, index in seg.writebacks if source in by_source}

@@ -25,6 +25,7 @@ from .dynamic_ints import mark_dynamic_ints
 from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
+from .mutation import donated_inputs
 from .handlers import cannot_interpret
 from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
@@ -292,7 +293,7 @@ class CompiledFunction:
                 seg = self._capture_once(offset, inputs, r.attempt)
             seg.compile_seconds = now() - started
             seg.check = _guard_function_on_first_use(seg)
-            seg.runner = backend_runner(seg.graph, self.backend, seg.symbolic)
+            seg.runner = backend_runner(seg.graph, self.backend, seg.symbolic, donated_inputs(seg))
             seg.backend_seconds = now() - started - seg.compile_seconds
         finally:
             if gc_was_enabled:

@@ -315,14 +315,16 @@ def interpret_runner(graph: Graph):
     return prepare(graph)
 
 
-def backend_runner(graph: Graph, backend: str, symbolic: bool | None = None):
+def backend_runner(graph: Graph, backend: str, symbolic: bool | None = None, donated: dict | None = None):
     """Run a graph with ``compile(backend=...)``'s backend: ``auto`` (fused where a C compiler is found, which
     leaves small graphs to codegen), ``fused``, ``codegen`` or ``interpret``. Same calling convention.
-    (``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it.)"""
+    (``symbolic``: ``is_symbolic_graph(graph)``, when the caller knows it; ``donated``: the inputs written back,
+    see ``mutation.donated_inputs``.)"""
     if backend == "interpret":
         return interpret_runner(graph)
     # (compile_graph, without a copy of a graph left as it is)
-    return compile_captured(graph, backend=backend, passes="exact", verify=False, symbolic=symbolic).run
+    return compile_captured(graph, backend=backend, passes="exact", verify=False, symbolic=symbolic,
+                            donated=donated).run
 
 
 class RecipeMaker:
