@@ -39,6 +39,7 @@ from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
 from .iterators import ResumedIter, SequenceIter, items_left
 from .mutation import InputWrites, store_key, stores_itself
+from .objects import super_attribute
 from .recorder import DynamoRecorder
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
@@ -623,6 +624,8 @@ class CaptureContext(CallCapture):
         value = obj.value
         if isinstance(value, Tensor):
             return self.created(self._run(getattr, (value, name), {}))
+        if type(value) is super:
+            return super_attribute(self, obj, name)
         if isinstance(value, types.ModuleType) and is_library_module(value) and obj.source is not None:
             self.guard(obj)
             attr, source = self._run(getattr, (value, name), {}), AttrSource(obj.source, name)
