@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
 from .guards import Guard
+from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
 from .mutation import copyto
 from .objects import bound_self_source, capture_super
@@ -68,6 +69,7 @@ class CallCapture:
 
     # --- calls
 
+    @raises_for_the_program
     def call(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
         f = fn.value
         if not kwargs and _is_recorded_op(f):

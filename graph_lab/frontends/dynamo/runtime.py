@@ -24,7 +24,7 @@ from .capture import CaptureContext
 from .dynamic_ints import mark_dynamic_ints
 from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
-from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
+from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of, step_error
 from .handlers import cannot_interpret
 from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
@@ -366,9 +366,10 @@ class CompiledFunction:
                     raise
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
             except Exception as e:  # as Frame.step: eager Python raises it too, so it runs for real, at a break
+                brk = step_error(e)
                 if stop is not None:
-                    raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
-                raise _Restart(_Attempt(steps, f"{type(e).__name__} raised while capturing: {e}", "")) from None
+                    raise brk from None
+                raise _Restart(_Attempt(steps, brk.reason, brk.hint)) from None
             # (ctx.frame is this frame again: a call inlined by the step set it back when it returned)
             steps += 1
             # What the step did, to be put in words only if someone asks (Segment.steps): where its nodes start
