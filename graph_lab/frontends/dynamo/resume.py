@@ -15,10 +15,62 @@ from __future__ import annotations
 import dis
 import sys
 import types
+import warnings
 
-BREAK_BUDGET = 8
-"""Graph breaks in one call after which the rest of that call runs as plain Python (and so does every later call
-of the function: its breaks are in a loop, so capture would only slow it down)."""
+from ... import logs
+from ...ir.source import user_stacklevel
+
+BREAK_BUDGET = 256
+"""Graph breaks in one call after which the rest of that call runs as plain Python, and so does every later call
+of the function: its breaks are in a loop, so capture only slows it down."""
+RECAPTURE_BUDGET = 3
+"""Captures in one call at an offset that the same call has captured at already, after which the same happens: a
+loop that breaks at every iteration and whose guards change each time (a branch on each element's bits) would
+otherwise capture at every iteration until the recompile limit."""
+
+
+class BreakBudgetWarning(UserWarning):
+    """A compiled function used up its break budget in one call (``BREAK_BUDGET`` graph breaks, or
+    ``RECAPTURE_BUDGET`` captures again at an offset the call had captured at): the rest of that call, and every
+    later call, runs as plain Python."""
+
+
+class CallBudget:
+    """The breaks and captures of one call, counted against the budgets above."""
+
+    __slots__ = ("breaks", "recaptures", "captured_at")
+
+    def __init__(self):
+        self.breaks = self.recaptures = 0
+        self.captured_at: set[int] = set()
+
+    def captured(self, offset: int) -> None:
+        if offset in self.captured_at:
+            self.recaptures += 1
+        self.captured_at.add(offset)
+
+    def spent(self) -> str:
+        """After one more break: why the budget is used up, or ''."""
+        self.breaks += 1
+        if self.breaks >= BREAK_BUDGET:
+            return f"{BREAK_BUDGET} graph breaks in one call"
+        if self.recaptures >= RECAPTURE_BUDGET:
+            return (f"{RECAPTURE_BUDGET} captures again at one place in one call, after {self.breaks} graph breaks "
+                    f"(a loop whose every iteration breaks the graph and changes what its guards check)")
+        return ""
+
+
+def finish_as_python(cf, why: str, offset: int, local_values: dict, stack: list, null):
+    """The rest of a call of the compiled function ``cf`` that has used up its budget (``why``), run by CPython
+    from ``offset``; every later call runs ``cf.fn`` itself (``cf.eager_fallback`` says why, as explain() does)."""
+    fn = cf.fn
+    cf.eager_fallback = f"{why}: the rest of the call, and every later call, runs as plain Python"
+    cf._set_fast_path(None, "")  # (explain() says why from eager_fallback)
+    logs.emit("graph_breaks", f"{fn.__qualname__}: {cf.eager_fallback}")
+    warnings.warn(f"graph_lab.compile: {fn.__qualname__}: {cf.eager_fallback}. Move the loop that breaks out of the "
+                  f"compiled function, or compile its body", BreakBudgetWarning, stacklevel=user_stacklevel())
+    return resume_function(fn, offset, local_values, stack, null)()
+
 
 _OP = dis.opmap
 _CACHES = dis._inline_cache_entries  # (a list indexed by opcode up to 3.12, a dict by name in 3.13)

@@ -31,6 +31,7 @@ from .fastpath import make_fast_path
 from ...ops import Op
 from ..tensor import Tensor
 from ..trace import nothing_dead
+from .resume import CallBudget, finish_as_python, resumable, resume_function
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -187,17 +188,23 @@ class CompiledFunction:
         self._fast_hit = None
         self._events = []
         f_globals, closure = self.fn.__globals__, self.fn.__closure__ or ()
+        budget = CallBudget()
         while True:
             inputs = FrameInputs(local_vars, stack, f_globals, closure)
             segment = self._lookup(offset, inputs)
             if segment is None:  # over the recompile limit, in the middle of a call: finish it for real
                 return self._run_rest(offset, local_vars, stack)
+            if self._events[-1].captured:
+                budget.captured(offset)
             result, local_vars, stack = segment.execute(inputs)
             if segment.end == "return":
                 return result
             offset, local_vars, stack, done, value = self._concrete_step(segment.break_offset, local_vars, stack)
             if done:
                 return value
+            spent = budget.spent()
+            if spent and resumable(self.fn):  # (see resume.py)
+                return finish_as_python(self, spent, offset, local_vars, stack, NULL)
 
     def _lookup(self, offset: int, inputs: FrameInputs) -> Segment | None:
         entries = self.cache.setdefault(offset, [])
@@ -498,7 +505,10 @@ class CompiledFunction:
         return False
 
     def _run_rest(self, offset, local_vars, stack):
-        """Finish a call whose next segment may not be captured (recompile limit): every instruction for real."""
+        """Finish a call whose next segment may not be captured (recompile limit): as plain Python from there
+        (``resume``), or for a generator's frame, every instruction by this interpreter, for real."""
+        if resumable(self.fn):
+            return resume_function(self.fn, offset, local_vars, stack, NULL)()
         frame = self._concrete_frame(offset, local_vars, stack)
         while True:
             at = frame.instructions[frame.ip].offset
