@@ -16,6 +16,13 @@ class TraceError(GraphLabError):
     """A function could not be captured as it is written (a data-dependent value, an unsupported call, ...)."""
 
 
+class InternalCaptureError(GraphLabError):
+    """``compile()``'s capture raised an exception of graph_lab's own (a bug of graph_lab, not of the program).
+    Raised only under ``GRAPH_LAB_STRICT_CAPTURE=1`` (``graph_lab.logs.set_strict_capture``); otherwise the
+    capture breaks the graph there and explain() reports the break as an internal error. The exception is chained
+    (``__cause__``), with the traceback that shows where."""
+
+
 class ScriptError(GraphLabError):
     """``script()`` cannot convert a construct of the function's source. The message shows the source line with a
     caret under the construct, names it, and says what to write instead; the same facts are attributes."""
@@ -90,3 +97,21 @@ class GraphParseError(GraphLoadError):
 class GraphSaveError(GraphLabError, ValueError):
     """A graph cannot be saved so that it loads back exactly (a dtype the IR text cannot write, parameters
     with one name and two different values, ...). Nothing is written when this is raised."""
+
+
+_FOR_THE_PROGRAM: set = set()
+"""Code objects of the functions marked ``raises_for_the_program``."""
+
+
+def raises_for_the_program(fn):
+    """Mark ``fn`` as raising, on purpose, the error eager Python or NumPy raises for the same operation: it runs a
+    native operation the program asked for (a builtin, a NumPy call, NumPy asked for a result's dtype), or raises
+    that error itself (a stand-in's ``bool()`` of many values, unpacking too few values). compile()'s capture then
+    takes what it raises for the program's error, not for a bug of graph_lab (``frontends/dynamo/internal_errors``)."""
+    _FOR_THE_PROGRAM.add(fn.__code__)
+    return fn
+
+
+def raises_for_the_program_here(code) -> bool:
+    """Whether the function of this code object is marked ``raises_for_the_program``."""
+    return code in _FOR_THE_PROGRAM

@@ -1,8 +1,9 @@
-"""The one logging switch: ``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs,passes,kernels`` or
-``GRAPH_LAB_LOGS=all`` (or ``set_logs(...)``).
+"""The switches read from the environment, read once, here: the logging switch
+``GRAPH_LAB_LOGS=graph_breaks,guards,recompiles,graphs,passes,kernels`` or ``GRAPH_LAB_LOGS=all`` (or
+``set_logs(...)``), and the strict-capture switch ``GRAPH_LAB_STRICT_CAPTURE=1`` (or ``set_strict_capture``).
 
-Read once, here; everything else calls ``emit(topic, message)``. The variable and ``set_logs`` take the same
-names; a name that is not a topic makes ``set_logs`` raise, and the variable (read at import, where raising
+Everything else calls ``emit(topic, message)`` and ``strict_capture()``. The variable and ``set_logs`` take the
+same names; a name that is not a topic makes ``set_logs`` raise, and the variable (read at import, where raising
 would stop every program) warn and skip it.
 """
 
@@ -18,6 +19,7 @@ TOPICS = ("graph_breaks", "guards", "recompiles", "graphs", "passes", "kernels")
 ALL = "all"
 """The name that turns every topic on."""
 _enabled: set[str] = set()
+_strict_capture = False
 
 
 def _known_and_unknown(topics) -> tuple[set[str], list[str]]:
@@ -69,4 +71,18 @@ def read_environment(value: str) -> None:
     set_logs(*known)
 
 
+def set_strict_capture(on: bool) -> None:
+    """Raise ``InternalCaptureError`` where compile()'s capture meets an exception of graph_lab's own code (a bug of
+    graph_lab), instead of breaking the graph there and reporting the break as an internal error. The test suite
+    turns it on, so that no test passes over one; ``GRAPH_LAB_STRICT_CAPTURE=1`` sets it at import."""
+    global _strict_capture
+    _strict_capture = bool(on)
+
+
+def strict_capture() -> bool:
+    """Whether an internal error of capture is raised (see ``set_strict_capture``)."""
+    return _strict_capture
+
+
 read_environment(os.environ.get("GRAPH_LAB_LOGS", ""))
+set_strict_capture(os.environ.get("GRAPH_LAB_STRICT_CAPTURE", "") not in ("", "0"))

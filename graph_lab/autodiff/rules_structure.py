@@ -14,7 +14,7 @@ import numpy as np
 from .. import F
 from ..ops import Op
 from ..ops.base import register_vjp
-from ..ops.indexing import Slice, Slot, fill_key, is_basic
+from ..ops.indexing import Slice, Slot, is_basic
 from .core import NoDerivativeError
 from .rules_elementwise import unbroadcast
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
-from ..ops import SOURCE_OPS, Op, opdef
+from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from ..ops.indexing import index_update_in_place
 from . import pycode

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OpError, TraceError
+from ..errors import OpError, TraceError, raises_for_the_program
 from ..ir.symbolic import SymbolicValue
 from ..ops import REGISTRY, Op, TensorLike
 from ..ops.base import same_shape
@@ -132,6 +132,7 @@ class Tensor(TensorLike):
         return call_op(Op.TRANSPOSE, self)
 
     @property
+    @raises_for_the_program  # (the errors NumPy raises for the same array: see errors.raises_for_the_program)
     def mT(self) -> "Tensor":
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
@@ -145,11 +146,13 @@ class Tensor(TensorLike):
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
+    @raises_for_the_program
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    @raises_for_the_program
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
@@ -162,6 +165,7 @@ class Tensor(TensorLike):
 
     # --- values that Python needs now: the capture decides (error, specialize, guard, or run the graph)
 
+    @raises_for_the_program
     def _scalar(self, kind: str):
         if self.size != 1:
             if kind == "bool":
@@ -179,6 +183,7 @@ class Tensor(TensorLike):
     def __int__(self) -> int:
         return self._scalar("int")
 
+    @raises_for_the_program
     def __index__(self) -> int:
         if not np.issubdtype(self.dtype, np.integer) or self.ndim:
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index ({self.type})")
@@ -187,7 +192,13 @@ class Tensor(TensorLike):
     def __complex__(self) -> complex:
         return complex(self._scalar("item"))
 
-    def item(self):
+    @raises_for_the_program
+    def item(self, *index):
+        """``a.item()``, or ``a.item(i, j)`` / ``a.item(flat_i)``: the element as a Python number, as NumPy gives it."""
+        if index:
+            if len(index) == 1 and isinstance(index[0], tuple):
+                index = index[0]
+            return (self.reshape(-1)[index[0]] if len(index) == 1 else self[index]).item()
         if self.size != 1:
             raise ValueError(f"can only convert an array of size 1 to a Python scalar ({self.type})")
         return self._rec.concretize(self, "item")

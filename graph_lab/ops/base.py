@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpError
+from ..errors import OpError, raises_for_the_program
 from ..ir.relations import relation
 from ..ir.shape_env import require
 from ..ir.symbolic import Expr, unwrap
@@ -315,6 +315,7 @@ _PROBE_SAMPLE = {bool: True, int: 1, float: 1.0, complex: 1.0j}
 _probe_cache: dict[tuple, np.dtype] = {}
 
 
+@raises_for_the_program  # (NumPy's own answer to the operands: the error eager NumPy raises too)
 def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, **attrs) -> np.dtype:
     """The result dtype of ``fn`` found by running it on size-1 arrays (and Python scalars for weak types).
 

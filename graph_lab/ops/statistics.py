@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, same_size, shape_of
+from .base import Op, OpDef, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, same_size
 
 
 def _probe(op, fn, types, attrs):

@@ -25,8 +25,10 @@ from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
 from .guards import Guard
+from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
 from .mutation import copyto, store_key
+from .objects import bound_self_source, capture_super
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
                      READ_ONLY_METHODS, TEXT_BUILTINS, TYPE_ONLY_BUILTINS, call_method, is_constant,
@@ -67,6 +69,7 @@ class CallCapture:
 
     # --- calls
 
+    @raises_for_the_program
     def call(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
         f = fn.value
         if not kwargs and _is_recorded_op(f):
@@ -150,6 +153,10 @@ class CallCapture:
             self.side_effect(f"call to {f.__name__}(), which graph_lab treats as having effects outside the graph")
         if isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) and hasattr(f, "__self__"):
             return self._builtin_method(f, fn, args, kwargs)
+        if f is super:
+            if fn.source is not None:
+                self.guards.add(Guard("id", fn.source, f, self.loc()))
+            return capture_super(self, frame, args, kwargs)
         if f is np.ndindex and not kwargs:
             if fn.source is not None:
                 self.guard(fn)
@@ -382,8 +389,7 @@ class CallCapture:
             func_source = AttrSource(fn.source, "__func__") if fn.source is not None else None
             if func_source is not None:
                 self._guard_function(f.__func__, func_source)
-            self_source = fn.source.base if isinstance(fn.source, AttrSource) else self.sourced.get(id(f.__self__))
-            return f.__func__, f.__self__, self_source, func_source
+            return f.__func__, f.__self__, bound_self_source(self, fn), func_source
         call = getattr(type(f), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(f, type) and not is_internal_function(call):
             if fn.source is not None:

@@ -37,8 +37,10 @@ from .containers import TrackedContainers
 from .dynamic_ints import index_with_sizes, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guards import Guard, GuardSet
+from .internal_errors import raises_for_the_program
 from .iterators import ResumedIter, SequenceIter, items_left
 from .mutation import InputWrites, store_into, stores_itself
+from .objects import super_attribute
 from .recorder import DynamoRecorder
 from .sources import (AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource,
                       SizesSource, StackSource)
@@ -373,6 +375,7 @@ class CaptureContext(CallCapture):
 
     # --- operations
 
+    @raises_for_the_program
     def apply(self, fn, args: list[Var]) -> Var:
         """An operator (or a pure helper such as ``format``) applied to values of the frame."""
         if len(args) == 2 and fn in _OPERATORS:
@@ -422,13 +425,14 @@ class CaptureContext(CallCapture):
             return None
         return Var(result, DerivedSource(fn, parts, text or derived_text(fn, len(args))))
 
+    @raises_for_the_program
     def _run(self, fn, args, kwargs):
         try:
             return fn(*args, **kwargs)
         except BreakGraph:
             raise
         except Exception as e:
-            raise capture_error(e) from None
+            raise capture_error(e, stand_in_method=isinstance(getattr(fn, "__self__", None), Tensor)) from None
 
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
@@ -623,6 +627,8 @@ class CaptureContext(CallCapture):
         value = obj.value
         if isinstance(value, Tensor):
             return self.created(self._run(getattr, (value, name), {}))
+        if type(value) is super:
+            return super_attribute(self, obj, name)
         if isinstance(value, types.ModuleType) and is_library_module(value) and obj.source is not None:
             self.guard(obj)
             attr, source = self._run(getattr, (value, name), {}), AttrSource(obj.source, name)
@@ -642,3 +648,4 @@ class CaptureContext(CallCapture):
                                        ObjectSource(getter, f"{type(value).__qualname__}.{name}"))
             return self.wrap(self._run(getattr, (value, name), {}), AttrSource(obj.source, name))
         return self._from_container(self._run(getattr, (value, name), {}))
+

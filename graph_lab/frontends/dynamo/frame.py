@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import GraphLabError
 from ...ir.source import SourceLoc
+from .internal_errors import INTERNAL_HINT, internal_error
 
 
 class _Null:
@@ -92,11 +93,24 @@ class BreakGraph(Exception):
         self.hint = hint
 
 
-def capture_error(e: Exception) -> BreakGraph:
+def capture_error(e: Exception, stand_in_method: bool = False) -> BreakGraph:
     """The break for an exception that native code raised running on the capture's values (``_run``). Eager
-    Python raises it too: the instruction will run for real, at the break."""
+    Python raises it too: the instruction will run for real, at the break. (Unless graph_lab's own code raised
+    it: an internal error, see ``internal_errors``; ``stand_in_method``: the native code was a stand-in's method.)"""
+    internal = internal_error(e, stand_in_method)
+    if internal is not None:
+        return BreakGraph(internal, INTERNAL_HINT)
     if isinstance(e, GraphLabError):
         return BreakGraph(f"cannot capture: {e}")
+    return BreakGraph(f"{type(e).__name__} raised while capturing: {e}")
+
+
+def step_error(e: Exception) -> BreakGraph:
+    """The break for an exception a handler raised while capturing (eager Python raises it too, at the break),
+    or for an internal error of graph_lab (``internal_errors``)."""
+    internal = internal_error(e)
+    if internal is not None:
+        return BreakGraph(internal, INTERNAL_HINT)
     return BreakGraph(f"{type(e).__name__} raised while capturing: {e}")
 
 
@@ -173,7 +187,7 @@ class Frame:
         except (BreakGraph, Unsupported):
             raise
         except Exception as e:  # eager Python raises it too: the instruction runs for real, at a break
-            raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
+            raise step_error(e) from None
 
     def run(self) -> Var:
         """Run to the end (used for inlined calls)."""

@@ -13,6 +13,7 @@ import operator
 import types
 
 from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var
+from .internal_errors import raises_for_the_program
 # (The table is read through this module, which fills it: importing it registers every handler.)
 from .opcodes import HANDLERS, cannot_interpret, handler_for, handles, supported_opnames  # noqa: F401
 
@@ -313,10 +314,13 @@ def _dict_update(frame, ins):
 
 
 @handles("UNPACK_SEQUENCE")
+@raises_for_the_program
 def _unpack_sequence(frame, ins):
     items = frame.ctx.iterate(frame.pop(), as_vars=True)
-    if len(items) != ins.arg:
-        raise ValueError(f"expected {ins.arg} values to unpack, got {len(items)}")
+    if len(items) > ins.arg:  # (CPython's messages)
+        raise ValueError(f"too many values to unpack (expected {ins.arg})")
+    if len(items) < ins.arg:
+        raise ValueError(f"not enough values to unpack (expected {ins.arg}, got {len(items)})")
     for v in reversed(items):
         frame.push(v)
 

@@ -8,6 +8,7 @@ import builtins
 import types
 
 from .frame import Var
+from .internal_errors import raises_for_the_program
 from .opcodes import handles
 
 
@@ -41,6 +42,7 @@ def _reraise(frame, ins):
 # --- star unpacking, sets, imports, with, del, class bodies, match
 
 @handles("UNPACK_EX")
+@raises_for_the_program
 def _unpack_ex(frame, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
     items = frame.ctx.iterate(frame.pop(), as_vars=True)

@@ -21,6 +21,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import masked
 from .frame import BreakGraph
+from .internal_errors import raises_for_the_program
 from .guards import Guard
 from .sources import AttrSource, ItemSource
 
@@ -140,6 +141,7 @@ def stores_itself(ctx, obj, key, value, item: bool = False) -> bool:
     return ctx.tensor_input(current, where) is t
 
 
+@raises_for_the_program
 def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
     """``np.copyto(dst, src)`` into a stand-in: ``dst[...] = src`` (with ``where``, a select), NumPy's casting
     rule checked first."""

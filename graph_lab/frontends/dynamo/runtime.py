@@ -24,7 +24,7 @@ from .capture import CaptureContext
 from .dynamic_ints import mark_dynamic_ints
 from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
-from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of
+from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of, step_error
 from .mutation import donated_inputs
 from .handlers import cannot_interpret
 from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
@@ -33,6 +33,7 @@ from ...ops import Op
 from ..tensor import Tensor
 from ..trace import nothing_dead
 from .recorder import MAX_GRAPH_NODES
+from .resume import CallBudget, finish_as_python, resumable, resume_function
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
 from .sources import ClosureSource, FrameInputs, LocalSource
 
@@ -191,17 +192,23 @@ class CompiledFunction:
         self._fast_hit = None
         self._events = []
         f_globals, closure = self.fn.__globals__, self.fn.__closure__ or ()
+        budget = CallBudget()
         while True:
             inputs = FrameInputs(local_vars, stack, f_globals, closure)
             segment = self._lookup(offset, inputs)
             if segment is None:  # over the recompile limit, in the middle of a call: finish it for real
                 return self._run_rest(offset, local_vars, stack)
+            if self._events[-1].captured:
+                budget.captured(offset)
             result, local_vars, stack = segment.execute(inputs)
             if segment.end == "return":
                 return result
             offset, local_vars, stack, done, value = self._concrete_step(segment.break_offset, local_vars, stack)
             if done:
                 return value
+            spent = budget.spent()
+            if spent and resumable(self.fn):  # (see resume.py)
+                return finish_as_python(self, spent, offset, local_vars, stack, NULL)
 
     def _lookup(self, offset: int, inputs: FrameInputs) -> Segment | None:
         entries = self.cache.setdefault(offset, [])
@@ -371,9 +378,10 @@ class CompiledFunction:
                     raise
                 raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
             except Exception as e:  # as Frame.step: eager Python raises it too, so it runs for real, at a break
+                brk = step_error(e)
                 if stop is not None:
-                    raise BreakGraph(f"{type(e).__name__} raised while capturing: {e}") from None
-                raise _Restart(_Attempt(steps, f"{type(e).__name__} raised while capturing: {e}", "")) from None
+                    raise brk from None
+                raise _Restart(_Attempt(steps, brk.reason, brk.hint)) from None
             # (ctx.frame is this frame again: a call inlined by the step set it back when it returned)
             steps += 1
             # What the step did, to be put in words only if someone asks (Segment.steps): where its nodes start
@@ -503,7 +511,10 @@ class CompiledFunction:
         return False
 
     def _run_rest(self, offset, local_vars, stack):
-        """Finish a call whose next segment may not be captured (recompile limit): every instruction for real."""
+        """Finish a call whose next segment may not be captured (recompile limit): as plain Python from there
+        (``resume``), or for a generator's frame, every instruction by this interpreter, for real."""
+        if resumable(self.fn):
+            return resume_function(self.fn, offset, local_vars, stack, NULL)()
         frame = self._concrete_frame(offset, local_vars, stack)
         while True:
             at = frame.instructions[frame.ip].offset
