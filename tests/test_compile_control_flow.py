@@ -5,9 +5,7 @@ of the op-table's control-flow samples, or with eager calls."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +14,7 @@ import graph_lab
 from graph_lab import F
 from graph_lab.ops import Op
 
-HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("graph_lab_opinfo_cf", HERE / "opinfo.py")
-opinfo = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = opinfo
-_spec.loader.exec_module(opinfo)
+import opinfo
 
 CONTROL_OPS = {Op.COND, Op.WHILE_LOOP, Op.FORI_LOOP, Op.SCAN}
 SAMPLES = [s for s in opinfo.SAMPLES if s.op in CONTROL_OPS]
