@@ -127,7 +127,7 @@ def test_wraps_sets_what_update_wrapper_sets():
 
 
 def test_has_regions_agrees_with_asking_every_node():
-    from graph_lab.ir.graph import Graph
+    from graph_lab.ir.graph import REGION_OPS, Graph
     from graph_lab.ops import Op
 
     def rich(x, flag):
@@ -139,13 +139,13 @@ def test_has_regions_agrees_with_asking_every_node():
     plain = b.output(b.tanh(x))
     empty = Graph("empty")
     for g in (with_region, plain, empty):
-        assert simplify.has_regions(g) == any(node.regions for node in g.nodes)
-    assert simplify.has_regions(with_region) and not simplify.has_regions(plain)
-    assert simplify.REGION_OPS == {op for op in Op if graph_lab.ops.opdef(op).regions}
+        assert g.has_regions() == any(node.regions for node in g.nodes)
+    assert with_region.has_regions() and not plain.has_regions()
+    assert REGION_OPS == {op for op in Op if graph_lab.ops.opdef(op).regions}
     # a node whose op is the op's name as a plain string is found as well
     node = next(n for n in with_region.nodes if n.regions)
     node.op = str(node.op.value)
-    assert simplify.has_regions(with_region)
+    assert with_region.has_regions()
 
 
 def test_largest_results_in_one_walk_agree_with_the_two_measures():

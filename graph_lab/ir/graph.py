@@ -8,7 +8,7 @@ at print time.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -17,6 +17,11 @@ from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .shape_env import graph_facts
 from .source import SourceLoc
 from .types import TensorType
+
+
+REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
+"""The ops whose definition names regions (``cond``, ``while_loop``, ...): only their nodes can have any. The op
+table is complete once ``ops`` is imported (``Op`` is a closed set, and an op is registered once)."""
 
 
 class Value:
@@ -169,6 +174,15 @@ class Graph:
         """Number of operation nodes: inputs, parameters and constants are not counted."""
         return sum(1 for n in self.nodes if n.op not in SOURCE_OPS)
 
+    def has_regions(self) -> bool:
+        """Whether any node has regions: ``any(node.regions for node in self.nodes)``, asked of the nodes of the
+        ops in ``REGION_OPS`` only (an op compares and hashes as its name, so a node whose op is a plain string is
+        found as well)."""
+        for node in self.nodes:
+            if node.op in REGION_OPS and node.regions:
+                return True
+        return False
+
     def producer(self, value: Value) -> Node:
         """The node that defines ``value``."""
         return value.node
@@ -295,14 +309,13 @@ class Graph:
 
     @property
     def code(self) -> str:
-        """The graph as readable Python/NumPy source, one line per node, each value's type in a comment."""
-        from ..backends.pycode import generate
-        return generate(self).source
+        """The graph as readable Python/NumPy source, one line per node, each value's type in a comment (written
+        by ``backends.pycode``)."""
+        return _view("code")(self)
 
     def to_python(self):
         """A Python function compiled from ``self.code``: ``f(x=...)`` returns what ``run`` returns, bit for bit."""
-        from ..backends.pycode import to_python
-        return to_python(self)
+        return _view("to_python")(self)
 
     def verify(self) -> None:
         """Check the IR's invariants; raise ``VerifyError`` naming the node and the rule."""
@@ -315,8 +328,7 @@ class Graph:
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text (``dot -Tsvg``); ``graph_lab.view`` draws it with no Graphviz."""
-        from ..viewer.dot import to_dot
-        return to_dot(self)
+        return _view("to_dot")(self)
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {self.count()} ops, {len(self.input_nodes)} inputs>"
@@ -327,8 +339,7 @@ class Graph:
 
     def _repr_html_(self) -> str:
         """A notebook shows the viewer's drawing inline (loading nothing), then the IR text and guards, folded."""
-        from ..viewer.notebook import graph_html  # the viewer is a higher layer, imported when a notebook asks
-        return graph_html(self)
+        return _view("html")(self)
 
     # --- derived graphs
 
@@ -411,6 +422,20 @@ class Graph:
         if used_params != self.param_values.keys():
             self.param_values = {k: v for k, v in self.param_values.items() if k in used_params}
         return dropped
+
+
+VIEWS: dict[str, Callable[[Graph], Any]] = {}
+"""The views of a graph that upper layers write: ``code`` and ``to_python`` (the backends' generated Python),
+``to_dot`` and ``html`` (the viewer's drawings). ``ir/`` may not import those layers, so they register here:
+``graph_lab/graph_views.py`` installs all four when graph_lab is imported."""
+
+
+def _view(name: str) -> Callable[[Graph], Any]:
+    try:
+        return VIEWS[name]
+    except KeyError:
+        raise LookupError(f"no {name!r} view of a Graph is registered; graph_lab/graph_views.py registers it "
+                          f"when graph_lab is imported") from None
 
 
 def _name(v: Value, numbering: dict[Value, int]) -> str:

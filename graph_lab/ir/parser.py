@@ -19,9 +19,9 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphParseError, OpError, VerifyError
-from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
+from .guard_records import ShapeGuard, ValueGuard
 from .lexer import Token
 from .parse_values import MAX_DEPTH, ValueParser
 from .shape_env import facts_from, using

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
-from ..ops import REGISTRY, Op
+from ..ops import Op
 
 
 class Rule(NamedTuple):
@@ -98,21 +98,6 @@ RULES: list[Rule] = [
 ]
 
 
-REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
-"""The ops whose definition names regions (``cond``, ``while_loop``, ...): only their nodes can have any. The op
-table is complete once ``ops`` is imported (``Op`` is a closed set, and an op is registered once)."""
-
-
-def has_regions(graph: Graph) -> bool:
-    """``any(node.regions for node in graph.nodes)``, asked of the nodes of the ops in ``REGION_OPS`` only (an
-    op compares and hashes as its name, so a node whose op is a plain string is found as well)."""
-    ops = REGION_OPS
-    for node in graph.nodes:
-        if node.op in ops and node.regions:
-            return True
-    return False
-
-
 def _aliasing_outputs(graph: Graph) -> set[int]:
     """Positions of outputs that are an input, a parameter, a constant, or the same value as an earlier output."""
     out = set()
@@ -188,7 +173,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
-    regions = [node for node in graph.nodes if node.regions] if has_regions(graph) else []
+    regions = [node for node in graph.nodes if node.regions] if graph.has_regions() else []
     numbering = graph.numbering() if regions else None
     for node in regions:
         report.append(f"not simplified: the regions of {graph.node_text(node, numbering)} (simplify works on the "
@@ -235,7 +220,7 @@ def would_change(graph: Graph, rules: list[Rule] = RULES) -> bool:
     is dead or a stored parameter has no node (``remove_dead_code`` drops them), or when a node has regions (the
     report says they were not simplified). Otherwise simplify finds nothing: the pipeline then need not copy the
     graph for it (see ``manager.run_pipeline``)."""
-    if has_regions(graph):
+    if graph.has_regions():
         return True
     rules_of = _rules_by_op(rules)
     looking = _LookingOnly()
