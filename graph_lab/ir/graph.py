@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..errors import GraphEditError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .shape_env import graph_facts
 from .source import SourceLoc
@@ -217,17 +216,19 @@ class Graph:
         where = f" [{node.loc}]" if node.loc else ""
         return f"{outs} = {node.op}({ins}){' ' + attrs if attrs else ''}{where}"
 
-    # --- editing: each method keeps the use-def bookkeeping (``Value.users``) up to date
+    # --- editing (ir/editing.py): each keeps the use-def bookkeeping (``Value.users``) up to date
 
     def insert_before(self, anchor: Node, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None = None,
                       loc: SourceLoc | None = None) -> Node:
         """A new node ``op(inputs, **attrs)`` placed just before ``anchor``; its types come from the op's rule."""
-        return self._insert(self._position(anchor), op, inputs, attrs, loc)
+        from .editing import insert_node, position_of
+        return insert_node(self, position_of(self, anchor), op, inputs, attrs, loc)
 
     def insert_after(self, anchor: Node, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None = None,
                      loc: SourceLoc | None = None) -> Node:
         """A new node ``op(inputs, **attrs)`` placed just after ``anchor``; its types come from the op's rule."""
-        return self._insert(self._position(anchor) + 1, op, inputs, attrs, loc)
+        from .editing import insert_node, position_of
+        return insert_node(self, position_of(self, anchor) + 1, op, inputs, attrs, loc)
 
     def replace_all_uses_with(self, old: Value, new: Value) -> int:
         """Make every node (and graph output) that reads ``old`` read ``new`` instead; returns how many uses moved.
@@ -235,70 +236,13 @@ class Graph:
         ``new`` must have ``old``'s type (else every user's type would be wrong) and be defined before the first
         user (else the graph would read a value before it exists). The node defining ``new`` keeps reading ``old``,
         so ``new = f(old)`` inserted after ``old`` can take its place."""
-        if old is new:
-            return 0
-        numbering = self.numbering()
-        if old.type != new.type:
-            raise GraphEditError(f"cannot replace {_name(old, numbering)}: {old.type} by {_name(new, numbering)}: "
-                                 f"{new.type}; a value may only be replaced by one of the same type (cast or "
-                                 f"reshape the new value first)")
-        position = {id(n): i for i, n in enumerate(self.nodes)}
-        if id(new.node) not in position:
-            raise GraphEditError(f"cannot replace {_name(old, numbering)} by a value whose producer "
-                                 f"{new.node!r} is not a node of graph {self.name}")
-        users = [u for u in dict.fromkeys(old.users) if u is not new.node]
-        for user in users:
-            if position.get(id(user), -1) <= position[id(new.node)]:
-                raise GraphEditError(f"cannot replace {_name(old, numbering)} by {_name(new, numbering)}: the user "
-                                     f"{self.node_text(user, numbering)} comes before {_name(new, numbering)} is "
-                                     f"defined; insert the new value's node earlier")
-        moved = 0
-        for user in users:
-            moved += sum(1 for v in user.inputs if v is old)
-            user.inputs = tuple(new if v is old else v for v in user.inputs)
-        moved += sum(1 for v in self.outputs if v is old)
-        self.outputs = [new if v is old else v for v in self.outputs]
-        return moved
+        from .editing import replace_all_uses_with
+        return replace_all_uses_with(self, old, new)
 
     def erase_node(self, node: Node) -> None:
         """Remove a node whose outputs nothing reads any more, and drop its own uses of its inputs."""
-        position = self._position(node)
-        numbering = self.numbering()
-        for v in node.outputs:
-            if v.users:
-                readers = "; ".join(self.node_text(u, numbering) for u in dict.fromkeys(v.users))
-                raise GraphEditError(f"cannot erase {self.node_text(node, numbering)}: its value "
-                                     f"{_name(v, numbering)} is still read by {readers}. Replace those uses first "
-                                     f"(graph.replace_all_uses_with)")
-            if any(out is v for out in self.outputs):
-                raise GraphEditError(f"cannot erase {self.node_text(node, numbering)}: its value "
-                                     f"{_name(v, numbering)} is an output of graph {self.name}")
-        del self.nodes[position]
-        node.inputs = ()
-        if node.op == Op.PARAM:
-            self.param_values.pop(node.attrs["name"], None)
-
-    def _position(self, node: Node) -> int:
-        for i, n in enumerate(self.nodes):
-            if n is node:
-                return i
-        raise GraphEditError(f"{node!r} is not a node of graph {self.name}")
-
-    def _insert(self, position: int, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None,
-                loc: SourceLoc | None) -> Node:
-        definition = opdef(op)
-        inputs = tuple(inputs)
-        defined = {v for n in self.nodes[:position] for v in n.outputs}
-        for i, v in enumerate(inputs):
-            if v not in defined:
-                raise GraphEditError(f"cannot insert {definition.op} at position {position} of graph {self.name}: "
-                                     f"operand {i} ({v!r}) is not defined before that point")
-        attrs = {} if attrs is None else attrs
-        with graph_facts(self):
-            out_types = definition.infer(tuple(v.type for v in inputs), attrs)
-        node = Node(definition.op, inputs, attrs, out_types, loc)
-        self.nodes.insert(position, node)
-        return node
+        from .editing import erase_node
+        erase_node(self, node)
 
     # --- views
 
@@ -436,8 +380,3 @@ def _view(name: str) -> Callable[[Graph], Any]:
     except KeyError:
         raise LookupError(f"no {name!r} view of a Graph is registered; graph_lab/graph_views.py registers it "
                           f"when graph_lab is imported") from None
-
-
-def _name(v: Value, numbering: dict[Value, int]) -> str:
-    n = numbering.get(v)
-    return f"%{n}" if n is not None else "a value outside the graph"
