@@ -57,7 +57,8 @@ if TYPE_CHECKING:  # what _ON_FIRST_USE loads lazily, spelled out for type check
     from .ir.parser import parse
     from .ir.serialize import load, save
     from .passes.cond_to_select import cond_to_select
-    from .passes.manager import PIPELINES, run_pipeline
+    from .passes.manager import run_pipeline
+    from .passes.pipelines import PIPELINES
     from .frontends.patterns import replace_pattern
     from .passes.simplify import simplify
     from .viewer import view
@@ -71,7 +72,7 @@ _ON_FIRST_USE = {
     "explain": "frontends.dynamo.explain", "ExplainReport": "frontends.dynamo.explain",
     "script": "frontends.script", "view": "viewer", "replace_pattern": "frontends.patterns",
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
-    "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
+    "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.pipelines",
     "simplify": "passes.simplify", "FrozenRandomWarning": "frontends.randomness", "parse": "ir.parser",
     "load": "ir.serialize", "save": "ir.serialize",
     "grad": "autodiff", "value_and_grad": "autodiff", "grad_graph": "autodiff",

@@ -296,38 +296,16 @@ class Graph:
         Values in ``cut`` become inputs of the new graph with the given names (used to run part of a graph whose
         earlier values are already known). Parameters keep their names and stored values.
         """
-        cut = cut or {}
-        needed: set[int] = set()
-        stack = [v for v in outputs]
-        while stack:
-            v = stack.pop()
-            if v in cut or id(v.node) in needed:
-                continue
-            needed.add(id(v.node))
-            stack.extend(v.node.inputs)
-        return self.copy_nodes([n for n in self.nodes if id(n) in needed], outputs, name, cut)
+        from .subgraphs import extract
+        return extract(self, outputs, name, cut)
 
     def copy_nodes(self, nodes: list[Node], outputs: list[Value], name: str | None = None,
                    cut: dict[Value, str] | None = None) -> "Graph":
         """What ``extract`` makes, for a caller that already knows the nodes ``outputs`` need, in order (the lazy
         runner's slice): each copied into a new graph, ``cut`` values as its named inputs, parameters with their
         stored values."""
-        new = Graph(name or self.name)
-        mapping: dict[Value, Value] = {}
-        for v, input_name in (cut or {}).items():
-            mapping[v] = new.add_input(input_name, v.type, v.node.loc)
-        for node in nodes:
-            if node.op == Op.PARAM:
-                mapping[node.output] = new.add_param(node.attrs["name"], self.param_values[node.attrs["name"]],
-                                                     node.loc)
-                continue
-            copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), node.attrs,
-                        tuple([v.type for v in node.outputs]), node.loc)
-            new.nodes.append(copy)
-            for old, fresh in zip(node.outputs, copy.outputs):
-                mapping[old] = fresh
-        new.outputs = [mapping[v] for v in outputs]
-        return new
+        from .subgraphs import copy_nodes
+        return copy_nodes(self, nodes, outputs, name, cut)
 
     def needed_by(self, roots) -> set[int]:
         """``id()`` of every node that computing the values ``roots`` needs (following operands back)."""

@@ -29,7 +29,7 @@ from ..frontends.tensor import Tensor
 from ..frontends.trace import trace
 from ..guards import check_guards
 from ..ir.graph import Graph
-from ..passes.manager import PASSES, pipeline_passes
+from ..passes.pipelines import PASSES, pipeline_passes
 
 Runner = Callable[[dict], list]
 """A graph made runnable: inputs by name -> outputs in order."""
