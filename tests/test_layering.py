@@ -138,3 +138,22 @@ def test_the_checker_sees_every_kind_of_import(tmp_path, monkeypatch):
                      (7, "graph_lab.backends.pycode"), (8, "graph_lab.ir.types")]
     up = [t for _, t in found if layer_of(t) > layer_of("graph_lab.ir.probe")]
     assert up == ["graph_lab.frontends.trace", "graph_lab.viewer.dot", "graph_lab.backends.pycode"]
+
+
+def test_graph_views_are_registered_by_the_top_layer(monkeypatch):
+    """``g.code``, ``g.to_python()``, ``g.to_dot()`` and ``g._repr_html_()`` come from the layers that write them,
+    registered by graph_views.py; a view nobody registered is a clear error, not an import of an upper layer."""
+    import numpy as np
+
+    import graph_lab
+    from graph_lab.ir import graph as ir_graph
+
+    assert set(ir_graph.VIEWS) == {"code", "to_python", "to_dot", "html"}
+    g = graph_lab.trace(lambda x: np.tanh(x) * 2.0, {"x": (3,)})
+    x = np.array([-1.0, 0.0, 2.0])
+    assert "np.tanh(" in g.code and g.to_dot().startswith("digraph")
+    np.testing.assert_array_equal(g.to_python()(x=x)[0], np.tanh(x) * 2.0)
+    assert "<svg" in g._repr_html_()
+    monkeypatch.delitem(ir_graph.VIEWS, "to_dot")
+    with pytest.raises(LookupError, match="no 'to_dot' view of a Graph is registered"):
+        g.to_dot()
