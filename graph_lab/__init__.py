@@ -8,7 +8,8 @@ structural_hash) and ``graph_lab.testing`` (the random program generator and the
 The bytecode frontend (``compile``, ``explain``), ``script``, the passes and backends (``compile_graph``,
 ``run_pipeline``, ``simplify``, ``replace_pattern``, ``cond_to_select``), ``parse``, ``save``/``load`` and ``view``
 are imported on first use (``__getattr__`` below), so that ``import graph_lab`` loads only what capturing and
-running a graph needs. ``__version__`` is read from the installed package's metadata on first use.
+running a graph needs. ``__version__`` is read from the installed package's metadata on first use. Importing
+``graph_views`` registers the views of a Graph that upper layers write (``g.code``, ``g.to_dot()``, ...).
 """
 
 import importlib
@@ -25,6 +26,7 @@ from .frontends.make_graph import Spec, make_graph
 from .frontends.symbols import SymFloat, SymInt
 from .frontends.tensor import Tensor
 from .frontends.trace import trace
+from . import graph_views  # noqa: F401  (registers g.code, g.to_python(), g.to_dot(), g._repr_html_)
 from .guards import GuardFailure, ShapeGuard, ValueGuard, check_guards, failing_guards
 from .logs import set_logs
 from .ir.builder import GraphBuilder
@@ -55,8 +57,9 @@ if TYPE_CHECKING:  # what _ON_FIRST_USE loads lazily, spelled out for type check
     from .ir.parser import parse
     from .ir.serialize import load, save
     from .passes.cond_to_select import cond_to_select
-    from .passes.manager import PIPELINES, run_pipeline
-    from .passes.rewrite import replace_pattern
+    from .passes.manager import run_pipeline
+    from .passes.pipelines import PIPELINES
+    from .frontends.patterns import replace_pattern
     from .passes.simplify import simplify
     from .viewer import view
 
@@ -67,9 +70,9 @@ _ON_FIRST_USE = {
     "GraphBreak": "frontends.dynamo.runtime", "RecompileLimitWarning": "frontends.dynamo.runtime",
     "EagerFallbackWarning": "frontends.dynamo.fallback",
     "explain": "frontends.dynamo.explain", "ExplainReport": "frontends.dynamo.explain",
-    "script": "frontends.script", "view": "viewer", "replace_pattern": "passes.rewrite",
+    "script": "frontends.script", "view": "viewer", "replace_pattern": "frontends.patterns",
     "cond_to_select": "passes.cond_to_select", "compile_graph": "backends.compiled",
-    "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.manager",
+    "CompiledGraph": "backends.compiled", "run_pipeline": "passes.manager", "PIPELINES": "passes.pipelines",
     "simplify": "passes.simplify", "FrozenRandomWarning": "frontends.randomness", "parse": "ir.parser",
     "load": "ir.serialize", "save": "ir.serialize",
     "grad": "autodiff", "value_and_grad": "autodiff", "grad_graph": "autodiff",

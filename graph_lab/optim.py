@@ -16,9 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import F
 from .backends.interpret import prepare
-from .frontends import pytree
+from .frontends import functional as F, pytree
 from .frontends.trace import trace
 
 

@@ -18,7 +18,8 @@ from backend_support import ALWAYS, assert_bits, cases, copies
 from graph_lab import F, GraphBuilder, GraphExecutionError, compile_graph, run_pipeline, trace
 from graph_lab.backends import codegen, pycode
 from graph_lab.ir.symbolic import FUNCTIONS
-from graph_lab.passes import manager
+from graph_lab.ir.subgraphs import copy_graph
+from graph_lab.passes import manager, pipelines
 from graph_lab.passes.cse import node_key, value_key
 from graph_lab.passes.simplify import simplify
 from graph_lab.ops import Op, opdef
@@ -180,16 +181,16 @@ def test_the_pipeline_counts_are_the_graphs_counts():
     for name, graph, _ in CASES[::7]:
         for pipeline in ("exact", "fast_math"):
             _, reports = run_pipeline(graph, pipeline, verify=False)
-            work = manager.copy_graph(graph)
+            work = copy_graph(graph)
             for report in reports:
                 assert report.ops_before == work.count(), name
-                manager.PASSES[report.name](work)
+                pipelines.PASSES[report.name](work)
                 assert report.ops_after == work.count(), name
 
 
 def test_copy_graph_is_an_independent_equal_graph():
     for name, graph, _ in CASES:
-        copy = manager.copy_graph(graph)
+        copy = copy_graph(graph)
         assert str(copy) == str(graph), name
         originals = {id(v) for n in graph.nodes for v in n.outputs} | {id(n) for n in graph.nodes}
         assert not any(id(n) in originals or any(id(v) in originals for v in n.outputs + n.inputs)
@@ -246,16 +247,16 @@ def graphs_with_work_for_the_passes():
     return out
 
 
-CHECKED = {name: manager.WOULD_CHANGE[manager.PASSES[name]] for name in ("simplify", "fold", "cse", "dce")}
+CHECKED = {name: pipelines.WOULD_CHANGE[pipelines.PASSES[name]] for name in ("simplify", "fold", "cse", "dce")}
 
 
 def states(graph):
     """The graph, then the graph after each pass of the exact pipeline: the states a check is asked about."""
     yield graph
-    work = manager.copy_graph(graph)
-    for name in manager.PIPELINES["exact"]:
-        if manager.PASSES[name](work):
-            yield manager.copy_graph(work)
+    work = copy_graph(graph)
+    for name in pipelines.PIPELINES["exact"]:
+        if pipelines.PASSES[name](work):
+            yield copy_graph(work)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -267,8 +268,8 @@ def test_a_pass_said_to_find_nothing_changes_nothing():
             for name, would_change in CHECKED.items():
                 says = would_change(state)
                 assert str(state) == text and state.param_values.keys() == params.keys(), "a check changed it"
-                work = manager.copy_graph(state)
-                report = manager.PASSES[name](work)
+                work = copy_graph(state)
+                report = pipelines.PASSES[name](work)
                 checked += 1
                 if not says:
                     assert report == [] and str(work) == text, f"{name} on {state.name}"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import graph_lab as gl
 from graph_lab import F
-from graph_lab.ir import parse_values, parser
+from graph_lab.ir import parse_literals, parser
 from graph_lab.ir.graph import Graph
 from graph_lab.ir.source import ParsedLoc
 from graph_lab.ir.types import TensorType
@@ -274,7 +274,7 @@ def test_limits_are_parse_errors(monkeypatch):
     with pytest.raises(gl.GraphParseError, match="at most 2 nodes"):
         gl.parse(GOOD.replace("return %1", "%2: f64[4] = neg %1\n  return %2"))
     monkeypatch.setattr(parser, "MAX_NODES", 100)
-    monkeypatch.setattr(parse_values, "MAX_CONST_ELEMENTS", 3)
+    monkeypatch.setattr(parse_literals, "MAX_CONST_ELEMENTS", 3)
     with pytest.raises(gl.GraphParseError, match="at most 3 elements in this literal"):
         gl.parse(GOOD.replace('input "x"', "const [1.0, 2.0, 3.0, 4.0]"))
     monkeypatch.setattr(parser, "MAX_INDEX_ELEMENTS", 10)

@@ -12,7 +12,7 @@ import pytest
 from backend_support import assert_bits, assert_close
 from graph_lab import F, GraphBuilder, Op, VerifyError, run, run_pipeline, set_logs, trace
 from graph_lab.ops import REGISTRY
-from graph_lab.passes import manager
+from graph_lab.passes import pipelines
 from graph_lab.passes.conv_bn import fold_conv_bn
 from graph_lab.passes.cse import cse
 from graph_lab.passes.dce import dce
@@ -55,7 +55,7 @@ def test_dce_keeps_an_op_that_is_not_pure(exp_is_random):
     assert dce(g) == [] and "exp" in ops(g)
 
 
-@pytest.mark.parametrize("pipeline", list(manager.PIPELINES))
+@pytest.mark.parametrize("pipeline", list(pipelines.PIPELINES))
 def test_no_pipeline_drops_an_unread_op_that_is_not_pure(exp_is_random, pipeline):
     """simplify ends with Graph.remove_dead_code: it, like dce, must keep an unread random draw (and what it reads),
     since eager code runs it."""
@@ -143,11 +143,11 @@ def test_fold_keeps_zeros_like_of_an_input_whose_memory_order_may_vary():
         return (h / (np.abs(acc) + 0.5)).sum(), np.zeros_like(x[0, 0]), np.ones_like(x[:, :1, :1])
     xs = [np.random.default_rng(seed).standard_normal((5, 4, 5)).astype(np.float32) for seed in range(8)]
     g = trace(program, {"x": ((5, 4, 5), "float32")})
-    for pipeline in manager.PIPELINES:
+    for pipeline in pipelines.PIPELINES:
         optimized, _ = run_pipeline(g, pipeline)
         for x in xs:  # (a row-major accumulator gave other bits on 7 of these 8)
             assert_bits(run(optimized, {"x": x}), list(program(x)), pipeline)
-        if "fold" in manager.PIPELINES[pipeline]:
+        if "fold" in pipelines.PIPELINES[pipeline]:
             assert ops(optimized).count("zeros_like") == 1, (pipeline, ops(optimized))  # the [5, 5] one stays
             assert "ones_like" not in ops(optimized)  # [5, 1, 1]: one memory order, folded
     b = GraphBuilder("const operand")
@@ -300,12 +300,12 @@ def test_conv_bn_fold_is_refused_when_weights_are_inputs_or_the_dtype_would_chan
 # --- the pass manager
 
 def test_pipelines_are_named_and_unknown_names_are_refused():
-    assert set(manager.PIPELINES) == {"none", "exact", "fast_math", "inference"}
-    assert manager.pipeline_passes(["cse", "dce"]) == ["cse", "dce"]
+    assert set(pipelines.PIPELINES) == {"none", "exact", "fast_math", "inference"}
+    assert pipelines.pipeline_passes(["cse", "dce"]) == ["cse", "dce"]
     with pytest.raises(ValueError, match="unknown pipeline 'fastest'"):
-        manager.pipeline_passes("fastest")
+        pipelines.pipeline_passes("fastest")
     with pytest.raises(ValueError, match="unknown passes"):
-        manager.pipeline_passes(["cse", "loop_unroll"])
+        pipelines.pipeline_passes(["cse", "loop_unroll"])
 
 
 def test_run_pipeline_reports_each_pass_and_leaves_the_input_graph_alone():
@@ -325,7 +325,7 @@ def test_run_pipeline_verifies_after_every_pass(monkeypatch):
         node.outputs[0].type = dataclasses.replace(node.outputs[0].type, shape=(7,))
         return ["broke it"]
 
-    monkeypatch.setitem(manager.PASSES, "breaks_types", breaks_types)
+    monkeypatch.setitem(pipelines.PASSES, "breaks_types", breaks_types)
     g = trace(lambda x: np.tanh(x), {"x": (3,)})
     with pytest.raises(VerifyError):
         run_pipeline(g, ["cse", "breaks_types", "dce"])

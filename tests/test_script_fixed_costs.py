@@ -22,7 +22,7 @@ import script_corpus
 from graph_lab import TraceError, run, script
 from graph_lab.frontends.script import analysis
 from graph_lab.frontends.script.branches import _returns
-from graph_lab.frontends.script.source import source_of
+from graph_lab.frontends.script.function_source import source_of
 from graph_lab.frontends.trace import bind_arguments
 
 

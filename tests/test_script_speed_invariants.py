@@ -19,7 +19,7 @@ import pytest
 
 from graph_lab import ScriptError, TraceError, run, script
 from graph_lab.frontends import pytree
-from graph_lab.frontends.script.source import source_of
+from graph_lab.frontends.script.function_source import source_of
 import script_corpus
 from script_corpus import CORPUS
 from test_script_errors import expect_error

@@ -17,10 +17,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import F
 from ..backends.interpret import run
 from ..errors import GraphLabError
-from ..frontends import pytree
+from ..frontends import functional as F, pytree
 from ..frontends.control import recorder_of
 from ..frontends.tensor import Storage, Tensor
 from ..frontends.trace import Tracer

@@ -25,7 +25,6 @@ from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
 from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
-from ..passes.simplify import has_regions
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, pycode
 from .options import MIN_BUFFER_BYTES, FusedOptions
@@ -239,7 +238,7 @@ def _not_fused_yet(graph: Graph, symbolic: bool | None = None) -> str:
     ``is_symbolic_graph(graph)`` when the caller knows it.)"""
     if is_symbolic_graph(graph) if symbolic is None else symbolic:
         return "its sizes are symbolic (fused kernels are written for static shapes)"
-    if has_regions(graph):
+    if graph.has_regions():
         return "it has control-flow regions (fused kernels are made for straight-line graphs)"
     return ""
 

@@ -60,7 +60,6 @@ from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph
 from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
-from ..passes.simplify import has_regions
 from .interpret import bind_inputs, impl_attrs
 from .lifetimes import dying_names, row_names
 
@@ -146,7 +145,7 @@ class _Context:
     def __init__(self, graph, straight_static: bool = False):
         # (graph.numbering() numbers the values of a node's regions after its outputs; with no region anywhere it
         # is each value's position in definition order, made here in one comprehension)
-        self.numbering = graph.numbering() if not straight_static and has_regions(graph) else \
+        self.numbering = graph.numbering() if not straight_static and graph.has_regions() else \
             {v: i for i, v in enumerate([v for n in graph.nodes for v in n.outputs])}
         self.input_nodes, self.param_nodes = _source_nodes(graph)
         self.input_index = {id(n): i for i, n in enumerate(self.input_nodes)}

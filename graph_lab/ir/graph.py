@@ -8,15 +8,19 @@ at print time.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..errors import GraphEditError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
 from .shape_env import graph_facts
 from .source import SourceLoc
 from .types import TensorType
+
+
+REGION_OPS = frozenset(op for op, definition in REGISTRY.items() if definition.regions)
+"""The ops whose definition names regions (``cond``, ``while_loop``, ...): only their nodes can have any. The op
+table is complete once ``ops`` is imported (``Op`` is a closed set, and an op is registered once)."""
 
 
 class Value:
@@ -169,6 +173,15 @@ class Graph:
         """Number of operation nodes: inputs, parameters and constants are not counted."""
         return sum(1 for n in self.nodes if n.op not in SOURCE_OPS)
 
+    def has_regions(self) -> bool:
+        """Whether any node has regions: ``any(node.regions for node in self.nodes)``, asked of the nodes of the
+        ops in ``REGION_OPS`` only (an op compares and hashes as its name, so a node whose op is a plain string is
+        found as well)."""
+        for node in self.nodes:
+            if node.op in REGION_OPS and node.regions:
+                return True
+        return False
+
     def producer(self, value: Value) -> Node:
         """The node that defines ``value``."""
         return value.node
@@ -203,17 +216,19 @@ class Graph:
         where = f" [{node.loc}]" if node.loc else ""
         return f"{outs} = {node.op}({ins}){' ' + attrs if attrs else ''}{where}"
 
-    # --- editing: each method keeps the use-def bookkeeping (``Value.users``) up to date
+    # --- editing (ir/editing.py): each keeps the use-def bookkeeping (``Value.users``) up to date
 
     def insert_before(self, anchor: Node, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None = None,
                       loc: SourceLoc | None = None) -> Node:
         """A new node ``op(inputs, **attrs)`` placed just before ``anchor``; its types come from the op's rule."""
-        return self._insert(self._position(anchor), op, inputs, attrs, loc)
+        from .editing import insert_node, position_of
+        return insert_node(self, position_of(self, anchor), op, inputs, attrs, loc)
 
     def insert_after(self, anchor: Node, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None = None,
                      loc: SourceLoc | None = None) -> Node:
         """A new node ``op(inputs, **attrs)`` placed just after ``anchor``; its types come from the op's rule."""
-        return self._insert(self._position(anchor) + 1, op, inputs, attrs, loc)
+        from .editing import insert_node, position_of
+        return insert_node(self, position_of(self, anchor) + 1, op, inputs, attrs, loc)
 
     def replace_all_uses_with(self, old: Value, new: Value) -> int:
         """Make every node (and graph output) that reads ``old`` read ``new`` instead; returns how many uses moved.
@@ -221,70 +236,13 @@ class Graph:
         ``new`` must have ``old``'s type (else every user's type would be wrong) and be defined before the first
         user (else the graph would read a value before it exists). The node defining ``new`` keeps reading ``old``,
         so ``new = f(old)`` inserted after ``old`` can take its place."""
-        if old is new:
-            return 0
-        numbering = self.numbering()
-        if old.type != new.type:
-            raise GraphEditError(f"cannot replace {_name(old, numbering)}: {old.type} by {_name(new, numbering)}: "
-                                 f"{new.type}; a value may only be replaced by one of the same type (cast or "
-                                 f"reshape the new value first)")
-        position = {id(n): i for i, n in enumerate(self.nodes)}
-        if id(new.node) not in position:
-            raise GraphEditError(f"cannot replace {_name(old, numbering)} by a value whose producer "
-                                 f"{new.node!r} is not a node of graph {self.name}")
-        users = [u for u in dict.fromkeys(old.users) if u is not new.node]
-        for user in users:
-            if position.get(id(user), -1) <= position[id(new.node)]:
-                raise GraphEditError(f"cannot replace {_name(old, numbering)} by {_name(new, numbering)}: the user "
-                                     f"{self.node_text(user, numbering)} comes before {_name(new, numbering)} is "
-                                     f"defined; insert the new value's node earlier")
-        moved = 0
-        for user in users:
-            moved += sum(1 for v in user.inputs if v is old)
-            user.inputs = tuple(new if v is old else v for v in user.inputs)
-        moved += sum(1 for v in self.outputs if v is old)
-        self.outputs = [new if v is old else v for v in self.outputs]
-        return moved
+        from .editing import replace_all_uses_with
+        return replace_all_uses_with(self, old, new)
 
     def erase_node(self, node: Node) -> None:
         """Remove a node whose outputs nothing reads any more, and drop its own uses of its inputs."""
-        position = self._position(node)
-        numbering = self.numbering()
-        for v in node.outputs:
-            if v.users:
-                readers = "; ".join(self.node_text(u, numbering) for u in dict.fromkeys(v.users))
-                raise GraphEditError(f"cannot erase {self.node_text(node, numbering)}: its value "
-                                     f"{_name(v, numbering)} is still read by {readers}. Replace those uses first "
-                                     f"(graph.replace_all_uses_with)")
-            if any(out is v for out in self.outputs):
-                raise GraphEditError(f"cannot erase {self.node_text(node, numbering)}: its value "
-                                     f"{_name(v, numbering)} is an output of graph {self.name}")
-        del self.nodes[position]
-        node.inputs = ()
-        if node.op == Op.PARAM:
-            self.param_values.pop(node.attrs["name"], None)
-
-    def _position(self, node: Node) -> int:
-        for i, n in enumerate(self.nodes):
-            if n is node:
-                return i
-        raise GraphEditError(f"{node!r} is not a node of graph {self.name}")
-
-    def _insert(self, position: int, op: Op | str, inputs: Iterable[Value], attrs: dict[str, Any] | None,
-                loc: SourceLoc | None) -> Node:
-        definition = opdef(op)
-        inputs = tuple(inputs)
-        defined = {v for n in self.nodes[:position] for v in n.outputs}
-        for i, v in enumerate(inputs):
-            if v not in defined:
-                raise GraphEditError(f"cannot insert {definition.op} at position {position} of graph {self.name}: "
-                                     f"operand {i} ({v!r}) is not defined before that point")
-        attrs = {} if attrs is None else attrs
-        with graph_facts(self):
-            out_types = definition.infer(tuple(v.type for v in inputs), attrs)
-        node = Node(definition.op, inputs, attrs, out_types, loc)
-        self.nodes.insert(position, node)
-        return node
+        from .editing import erase_node
+        erase_node(self, node)
 
     # --- views
 
@@ -295,14 +253,13 @@ class Graph:
 
     @property
     def code(self) -> str:
-        """The graph as readable Python/NumPy source, one line per node, each value's type in a comment."""
-        from ..backends.pycode import generate
-        return generate(self).source
+        """The graph as readable Python/NumPy source, one line per node, each value's type in a comment (written
+        by ``backends.pycode``)."""
+        return _view("code")(self)
 
     def to_python(self):
         """A Python function compiled from ``self.code``: ``f(x=...)`` returns what ``run`` returns, bit for bit."""
-        from ..backends.pycode import to_python
-        return to_python(self)
+        return _view("to_python")(self)
 
     def verify(self) -> None:
         """Check the IR's invariants; raise ``VerifyError`` naming the node and the rule."""
@@ -315,8 +272,7 @@ class Graph:
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text (``dot -Tsvg``); ``graph_lab.view`` draws it with no Graphviz."""
-        from ..viewer.dot import to_dot
-        return to_dot(self)
+        return _view("to_dot")(self)
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {self.count()} ops, {len(self.input_nodes)} inputs>"
@@ -327,8 +283,7 @@ class Graph:
 
     def _repr_html_(self) -> str:
         """A notebook shows the viewer's drawing inline (loading nothing), then the IR text and guards, folded."""
-        from ..viewer.notebook import graph_html  # the viewer is a higher layer, imported when a notebook asks
-        return graph_html(self)
+        return _view("html")(self)
 
     # --- derived graphs
 
@@ -341,38 +296,16 @@ class Graph:
         Values in ``cut`` become inputs of the new graph with the given names (used to run part of a graph whose
         earlier values are already known). Parameters keep their names and stored values.
         """
-        cut = cut or {}
-        needed: set[int] = set()
-        stack = [v for v in outputs]
-        while stack:
-            v = stack.pop()
-            if v in cut or id(v.node) in needed:
-                continue
-            needed.add(id(v.node))
-            stack.extend(v.node.inputs)
-        return self.copy_nodes([n for n in self.nodes if id(n) in needed], outputs, name, cut)
+        from .subgraphs import extract
+        return extract(self, outputs, name, cut)
 
     def copy_nodes(self, nodes: list[Node], outputs: list[Value], name: str | None = None,
                    cut: dict[Value, str] | None = None) -> "Graph":
         """What ``extract`` makes, for a caller that already knows the nodes ``outputs`` need, in order (the lazy
         runner's slice): each copied into a new graph, ``cut`` values as its named inputs, parameters with their
         stored values."""
-        new = Graph(name or self.name)
-        mapping: dict[Value, Value] = {}
-        for v, input_name in (cut or {}).items():
-            mapping[v] = new.add_input(input_name, v.type, v.node.loc)
-        for node in nodes:
-            if node.op == Op.PARAM:
-                mapping[node.output] = new.add_param(node.attrs["name"], self.param_values[node.attrs["name"]],
-                                                     node.loc)
-                continue
-            copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), node.attrs,
-                        tuple([v.type for v in node.outputs]), node.loc)
-            new.nodes.append(copy)
-            for old, fresh in zip(node.outputs, copy.outputs):
-                mapping[old] = fresh
-        new.outputs = [mapping[v] for v in outputs]
-        return new
+        from .subgraphs import copy_nodes
+        return copy_nodes(self, nodes, outputs, name, cut)
 
     def needed_by(self, roots) -> set[int]:
         """``id()`` of every node that computing the values ``roots`` needs (following operands back)."""
@@ -413,6 +346,15 @@ class Graph:
         return dropped
 
 
-def _name(v: Value, numbering: dict[Value, int]) -> str:
-    n = numbering.get(v)
-    return f"%{n}" if n is not None else "a value outside the graph"
+VIEWS: dict[str, Callable[[Graph], Any]] = {}
+"""The views of a graph that upper layers write: ``code`` and ``to_python`` (the backends' generated Python),
+``to_dot`` and ``html`` (the viewer's drawings). ``ir/`` may not import those layers, so they register here:
+``graph_lab/graph_views.py`` installs all four when graph_lab is imported."""
+
+
+def _view(name: str) -> Callable[[Graph], Any]:
+    try:
+        return VIEWS[name]
+    except KeyError:
+        raise LookupError(f"no {name!r} view of a Graph is registered; graph_lab/graph_views.py registers it "
+                          f"when graph_lab is imported") from None

@@ -2,7 +2,8 @@
 
 The grammar is written down in docs/ir.md; this is a recursive-descent parser with one method per rule, over the
 on-demand tokenizer of ``lexer.py``. Values (types, attributes, constants) are read by ``ValueParser`` in
-``parse_values.py``; this module reads the lines: graphs, nodes, guards.
+``parse_values.py``, guards by ``GuardParser`` in ``parse_guards.py``; this module reads the lines: graphs and
+nodes.
 
 Nothing in the text is evaluated, imported or unpickled: op names are looked up in the op table
 (``ops.REGISTRY``) only, dtype names in the IR's dtype table, and every other word is a keyword of the grammar.
@@ -19,10 +20,10 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphParseError, OpError, VerifyError
-from ..guards import ShapeGuard, ValueGuard
 from ..ops import REGISTRY, Op, opdef
 from .graph import Graph, Node, Value
 from .lexer import Token
+from .parse_guards import GuardParser
 from .parse_values import MAX_DEPTH, ValueParser
 from .shape_env import facts_from, using
 from .sizes import has_symbols
@@ -37,7 +38,6 @@ MAX_INDEX_ELEMENTS = 10**7
 """Most index-array elements that the type rules of ``index``/``index_update`` nodes may check, summed over the
 text: that rule asks NumPy, which visits every element (about 10 ns each), so this keeps a text's checks short."""
 
-GUARD_KINDS = ("bool", "int", "float", "item", "array")
 _OP_NAMES = frozenset(op.value for op in REGISTRY)
 
 
@@ -107,7 +107,7 @@ class _Scope:
         region's checks wait for the guards of the graph it is in)."""
 
 
-class _GraphParser(ValueParser):
+class _GraphParser(GuardParser, ValueParser):
     def __init__(self, text: str):
         super().__init__(text)
         self.node_count = 0
@@ -314,54 +314,6 @@ class _GraphParser(ValueParser):
         if self.index_budget < 0:
             raise self.error(at, f"index arrays of at most {MAX_INDEX_ELEMENTS} elements in all, over the text",
                              f"{MAX_INDEX_ELEMENTS - self.index_budget} elements so far")
-
-    # --- guards
-
-    def guard(self, index: int, depth: int) -> ValueGuard:
-        """``guard #I: KIND(value) == EXPECTED [at file.py:LINE[: `code`]]`` and, indented, the guard's graph."""
-        start = self.expect("guard")
-        if depth >= MAX_DEPTH:
-            raise self.error(start, f"at most {MAX_DEPTH} levels of guards within guards")
-        self.expect("#", "'#' and the guard's number")
-        number_tok = self.lex.next()
-        if self.int_of(number_tok, "the guard's number") != index:
-            raise self.error(number_tok, f"#{index} (guards are numbered in order)")
-        self.expect(":")
-        kind_tok = self.lex.next()
-        if kind_tok.is_("shape"):
-            fact = self.relation_()
-            loc = self.guard_loc() if self.accept("at") else None
-            self.end_line()
-            return ShapeGuard(fact, loc)
-        if kind_tok.kind != "ident" or kind_tok.text not in GUARD_KINDS:
-            raise self.error(kind_tok, f"a guard kind: shape, {', '.join(GUARD_KINDS)}")
-        for text in ("(", "value", ")", "=="):
-            self.expect(text, f"'{kind_tok.text}(value) =='")
-        expected = self.expected_value(kind_tok.text)
-        loc = self.guard_loc() if self.accept("at") else None
-        self.end_line()
-        return ValueGuard(self.graph(depth + 1), kind_tok.text, expected, loc)
-
-    def expected_value(self, kind: str):
-        """What ``kind(value)`` gave while tracing: a Python scalar, or for ``array`` a type and a literal."""
-        if kind == "array":
-            return np.asarray(self.const_literal(self.type_()))
-        tok = self.lex.peek()
-        value = self.python_scalar()
-        wanted = {"bool": bool, "int": int, "float": float}.get(kind)
-        if wanted is not None and type(value) is not wanted:
-            raise self.error(tok, f"a Python {wanted.__name__} (what {kind}() gives)")
-        return value
-
-    def guard_loc(self) -> ParsedLoc:
-        rest, line, column = self.lex.rest_of_line()
-        head, code = rest, ""
-        if rest.endswith("`"):
-            cut = rest.find(": `")
-            if cut < 0:
-                raise self.error(Token("raw", rest, line, column), "' file.py:LINE: `code`'", repr(rest[:40]))
-            head, code = rest[:cut], rest[cut + 3:-1]
-        return self.loc_from(head, line, column, code)
 
     # --- after the text: parameter values and verification
 

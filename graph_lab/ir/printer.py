@@ -28,6 +28,7 @@ the same text). How each literal value is written (floats, NaN, strings, constan
 from __future__ import annotations
 
 from ..ops import opdef
+from .guard_records import ShapeGuard
 from .literals import format_attr_value, format_name
 
 LOC_COLUMN = 60  # where the "# file:line" comments start, so they line up
@@ -80,8 +81,15 @@ def graph_lines(graph, indent: str = "  ") -> list[str]:
     lines += body_lines(graph, numbering, indent)
     lines.append("}")
     for i, guard in enumerate(graph.guards):
-        lines += guard.lines(i)
+        lines += guard_lines(guard, i)
     return lines
+
+
+def guard_lines(guard, index: int) -> list[str]:
+    """A guard after its graph: ``guard #0: shape T >= 2 at ...``; a value guard is followed by its graph."""
+    if isinstance(guard, ShapeGuard):
+        return [f"guard #{index}: shape {guard.describe()}"]
+    return [f"guard #{index}: {guard.describe(whole=True)}"] + ["  " + line for line in graph_lines(guard.graph)]
 
 
 def print_graph(graph) -> str:

@@ -27,6 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from ..errors import OpError
+from .guard_records import ShapeGuard
 from .relations import Rel, bounds, normalize, rational_terms, relation, relaxed_bounds
 from .symbolic import (FUNCTIONS, INF, Expr, add, evaluate, free_symbols, mod, mul,
                        substitute, symbol, symbol_name)
@@ -262,7 +263,6 @@ class ShapeEnv:
     # --- recording
 
     def _record(self, rel: Rel, why: str, loc) -> None:
-        from ..guards import ShapeGuard
         self.guards.append(ShapeGuard(rel, loc, why))
         self.assume(rel)
 
@@ -356,7 +356,6 @@ def require_equal(a, b, why: str) -> None:
 
 def facts_from(guards) -> ShapeEnv:
     """A strict ShapeEnv knowing the facts of a graph's shape guards."""
-    from ..guards import ShapeGuard
     env = ShapeEnv(strict=True)
     for g in guards:
         if isinstance(g, ShapeGuard):
@@ -372,7 +371,6 @@ def graph_facts(graph):
     the graph has none)."""
     if not graph.guards or _CURRENT.get() is not None:
         return _NO_FACTS
-    from ..guards import ShapeGuard
     if not any(isinstance(g, ShapeGuard) for g in graph.guards):
         return _NO_FACTS
     return using(facts_from(graph.guards))

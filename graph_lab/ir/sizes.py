@@ -12,6 +12,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .guard_records import ShapeGuard
 from .symbolic import Expr, FloatExpr, evaluate, free_symbols, symbol_name
 
 
@@ -94,7 +95,6 @@ def bind_sizes(graph, inputs: Mapping[str, object]) -> tuple[dict[str, int], lis
 
 def failing_shape_guards(graph, sizes: Mapping[str, int]) -> list:
     """The ``(index, guard)`` of each shape guard of ``graph`` that ``sizes`` break."""
-    from ..guards import ShapeGuard
     return [(i, g) for i, g in enumerate(graph.guards) if isinstance(g, ShapeGuard) and not g.check(sizes)]
 
 

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from .. import F
 from ..errors import TraceError
+from ..frontends import functional as F
 from ..ops.base import is_tensorlike
 from .module import Module, Parameter
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
+from ..ir.subgraphs import copy_graph
 from ..ops import Op, opdef
 
 # op -> (operand positions made safe, the safe value)
@@ -76,7 +77,7 @@ def _convert_regions(node: Node, guard: bool) -> list[str]:
     """Convert the conds inside ``node``'s regions, each in a copy put in place of the region."""
     lines, attrs = [], dict(node.attrs)
     for key in opdef(node.op).regions:
-        region = _copy(node.attrs[key])
+        region = copy_graph(node.attrs[key])  # new nodes; its own regions shared
         found = cond_to_select(region, guard)
         if found:
             attrs[key] = region
@@ -137,15 +138,3 @@ def _safe(graph: Graph, at: Node, pred: Value, key: str, n: Node, i: int, v: Val
     const = graph.insert_before(at, Op.CONST, [], {"value": value}, n.loc).output
     pair = [v, const] if key == "then" else [const, v]
     return graph.insert_before(at, Op.WHERE, [pred, *pair], {}, n.loc).output  # of v's type (see _refusal)
-
-
-def _copy(region: Graph) -> Graph:
-    """A copy of a region with new nodes (its own regions shared)."""
-    new = Graph(region.name)
-    env: dict[Value, Value] = {}
-    for n in region.nodes:
-        copy = Node(n.op, [env[v] for v in n.inputs], dict(n.attrs), [v.type for v in n.outputs], n.loc)
-        new.nodes.append(copy)
-        env.update(zip(n.outputs, copy.outputs))
-    new.outputs = [env[v] for v in region.outputs]
-    return new

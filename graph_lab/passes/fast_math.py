@@ -12,7 +12,8 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op
-from .simplify import RULES, Rule, first, is_const, second, simplify
+from .simplify import simplify
+from .simplify_rules import RULES, Rule, first, is_const, second
 
 
 def const_value(v: Value):

@@ -1,77 +1,26 @@
-"""The pass manager: named passes, named pipelines, and a report of what each pass did.
+"""The pass manager: runs a pipeline of passes and reports what each did.
 
     g2, reports = run_pipeline(g, "exact")        # g is left as it was; g2 is a transformed copy
     for r in reports: print(r)                     # "cse: 14 -> 12 ops, 2 changes (0.1 ms)"
 
 A pass is a function ``Graph -> list[str]`` that edits the graph in place and returns one line per change (an
-empty list: nothing changed). ``run_pipeline`` copies the graph (before the first pass that would change it, see
-``run_pipeline_on``), runs each pass in order, checks the graph's invariants after each (``verify``) and records
-a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
+empty list: nothing changed). The passes and pipelines by name are ``pipelines.py``. ``run_pipeline`` copies the
+graph (before the first pass that would change it, see ``run_pipeline_on``), runs each pass in order, checks the
+graph's invariants after each (``verify``) and records a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
 ``set_logs("passes")``) prints every report and change as it happens.
-
-Pipelines:
-
-- ``none``: no pass.
-- ``exact``: algebraic simplification, constant folding, CSE and DCE. Bit for bit: the graph computes exactly
-  what it computed before, for every input.
-- ``fast_math``: ``exact`` plus rewrites true of real numbers only (``x / c -> x * (1/c)``, reassociation of
-  constants, ``x + 0.0 -> x``); within a documented tolerance.
-- ``inference``: parameters frozen into constants, then conv + batch-norm folding and everything ``exact`` does,
-  so weight arithmetic is computed once. Within a tolerance (the folded weights are rounded); a compiled graph
-  from it no longer accepts parameter overrides.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
 from .. import logs
-from ..ir.graph import Graph, Node
-from . import cse as _cse, dce as _dce, fold as _fold, simplify as _simplify
-from .conv_bn import fold_conv_bn
-from .cse import cse
-from .dce import dce
-from .fast_math import simplify_fast_math
-from .fold import fold_constants, freeze_params
+from ..ir.graph import Graph
+from ..ir.subgraphs import copy_graph
 from .fresh_outputs import keep_outputs_apart
-from .simplify import simplify
-
-Pass = Callable[[Graph], list[str]]
-
-PASSES: dict[str, Pass] = {
-    "simplify": simplify,              # exact algebraic rules (x * 1, --x, transpose/reshape chains, ...)
-    "fold": fold_constants,            # run constant subgraphs once
-    "cse": cse,                        # one node per distinct computation
-    "dce": dce,                        # drop what no output needs
-    "fast_math": simplify_fast_math,   # not bit-exact: x / c -> x * (1/c), reassociation, x + 0.0
-    "freeze_params": freeze_params,    # parameters become constants (no overrides afterwards)
-    "conv_bn": fold_conv_bn,           # batch norm folded into the convolution before it
-}
-
-WOULD_CHANGE: dict[Pass, Callable[[Graph], bool]] = {
-    simplify: _simplify.would_change,
-    fold_constants: _fold.would_change,
-    cse: _cse.would_change,
-    dce: _dce.would_change,
-}
-"""For a pass (the function), a check that the pass would leave a graph as it is and report nothing when it says
-False; it looks without changing anything. The pipeline asks it before copying the graph (see ``run_pipeline``)."""
-
-ANSWERED_BY: dict[Pass, Pass] = {dce: simplify}
-"""A pass whose check need not run on a graph that the other pass's check found unchanged: simplify's check says
-True for any dead node (``remove_dead_code`` would drop it), and dce removes dead nodes only."""
-
-PIPELINES: dict[str, list[str]] = {
-    "none": [],
-    "exact": ["simplify", "fold", "cse", "dce"],
-    "fast_math": ["simplify", "fast_math", "fold", "cse", "dce"],
-    "inference": ["freeze_params", "simplify", "conv_bn", "fold", "cse", "dce"],
-}
-
-EXACT_PIPELINES = frozenset({"none", "exact"})
-"""Pipelines after which a graph computes the same bits as before."""
+from .pipelines import ANSWERED_BY, PASSES, WOULD_CHANGE, pipeline_passes
 
 
 @dataclass
@@ -93,18 +42,6 @@ class PassReport:
         what = f"{len(self.changes)} change{'s' if len(self.changes) != 1 else ''}" if self.changes else "no change"
         return (f"{self.name}: {self.ops_before} -> {self.ops_after} ops, {what} "
                 f"({self.seconds * 1e3:.2f} ms)")
-
-
-def pipeline_passes(pipeline: str | Iterable[str]) -> list[str]:
-    """The pass names of a pipeline given by name or as a list of pass names."""
-    names = PIPELINES.get(pipeline) if isinstance(pipeline, str) else list(pipeline)
-    if names is None:
-        raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)} (or a list of passes "
-                         f"from {', '.join(PASSES)})")
-    unknown = [n for n in names if n not in PASSES]
-    if unknown:
-        raise ValueError(f"unknown passes {unknown}; known: {', '.join(PASSES)}")
-    return names
 
 
 def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verify: bool = True,
@@ -193,25 +130,3 @@ def _log(report: PassReport, to_stdout: bool) -> None:
     if to_stdout:
         print(text)
     logs.emit("passes", text)
-
-
-def copy_graph(graph: Graph) -> Graph:
-    """An independent copy: new nodes and values, the same attributes, inputs, parameters and guards."""
-    new = Graph(graph.name)
-    mapping = {}
-    nodes = new.nodes
-    for node in graph.nodes:
-        outputs = node.outputs
-        # (tuples made here, as Node takes them without another copy; one output is the common case)
-        copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), dict(node.attrs),
-                    (outputs[0].type,) if len(outputs) == 1 else tuple([v.type for v in outputs]), node.loc)
-        nodes.append(copy)
-        if len(outputs) == 1:
-            mapping[outputs[0]] = copy.outputs[0]
-        else:
-            mapping.update(zip(outputs, copy.outputs))
-    new.outputs = [mapping[v] for v in graph.outputs]
-    new.out_tree = graph.out_tree
-    new.param_values = dict(graph.param_values)
-    new.guards = list(graph.guards)
-    return new

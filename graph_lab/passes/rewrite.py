@@ -1,14 +1,6 @@
-"""``replace_pattern``: replace every match of a pattern subgraph by a replacement, as torch.fx's does.
-
-Pattern and replacement are ordinary functions, traced with ``graph_lab.trace``::
-
-    def pattern(h):
-        return 0.5 * h * (1.0 + F.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h * h * h)))
-
-    def replacement(h):
-        return F.gelu(h)
-
-    matches = replace_pattern(g, pattern, replacement)   # edits g in place; g stays valid
+"""Pattern replacement on graphs: replace every match of a pattern graph by a replacement graph, as torch.fx's
+``replace_pattern`` does. ``graph_lab.replace_pattern`` (``frontends/patterns.py``) traces the pattern and the
+replacement from ordinary functions and calls ``replace_matches``.
 
 A match has the pattern's ops, in the same operand order, with equal attributes; its constants have equal values
 (same type, same bits: ``-0.0`` does not match ``0.0``); the pattern's inputs are wildcards, and one input used
@@ -19,14 +11,11 @@ Matches are searched in the top-level graph only, not inside the regions of cont
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..errors import GraphEditError, OpError, TraceError
-from ..frontends.trace import trace
+from ..errors import GraphEditError, OpError
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op, opdef
 
@@ -47,24 +36,9 @@ class Match:
     """The nodes inserted in place of the match."""
 
 
-def replace_pattern(graph: Graph, pattern: Callable, replacement: Callable,
-                    shapes: Mapping[str, Any] | None = None) -> list[Match]:
-    """Replace every non-overlapping match of ``pattern`` in ``graph`` by ``replacement``, in place.
-
-    Patterns and replacements are ordinary functions, traced, as in torch.fx. Works on the top-level graph, not
-    inside regions.
-
-    Parameters:
-        graph: the graph to edit; it stays valid.
-        pattern: a function of tensors whose traced graph is searched for.
-        replacement: a function with the same arguments and outputs, traced and spliced in for each match.
-        shapes: argument name -> shape, what the two functions are traced with (default: a scalar per
-            argument); it matters only where an attribute depends on rank, as a negative axis does.
-
-    Returns:
-        The matches replaced.
-    """
-    pat, rep = _trace(pattern, shapes), _trace(replacement, shapes)
+def replace_matches(graph: Graph, pat: Graph, rep: Graph) -> list[Match]:
+    """Replace every non-overlapping match of the graph ``pat`` in ``graph`` by the graph ``rep``, in place;
+    ``graph`` stays valid. Returns the matches replaced."""
     if len(pat.outputs) != 1 or pat.outputs[0].node.op in (Op.INPUT, Op.CONST):
         raise GraphEditError("a pattern must return one value computed by at least one operation")
     if len(rep.outputs) != 1 or rep.input_names != pat.input_names or rep.param_nodes:
@@ -83,16 +57,6 @@ def replace_pattern(graph: Graph, pattern: Callable, replacement: Callable,
         _apply(graph, rep, match, moved)
     graph.verify()
     return matches
-
-
-def _trace(fn: Callable, shapes: Mapping[str, Any] | None) -> Graph:
-    if shapes is None:
-        shapes = {name: () for name in inspect.signature(fn).parameters}
-    try:
-        return trace(fn, shapes)
-    except TraceError as e:
-        raise GraphEditError(f"could not trace {getattr(fn, '__name__', fn)} with shapes {dict(shapes)}: {e}\n"
-                             f"Pass shapes={{argument: shape}} of the rank the pattern is written for") from None
 
 
 def _match(graph: Graph, pat: Graph, anchor: Node, claimed: set) -> Match | None:

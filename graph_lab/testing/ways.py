@@ -29,8 +29,9 @@ from ..frontends.tensor import Tensor
 from ..frontends.trace import trace
 from ..guards import check_guards
 from ..ir.graph import Graph
+from ..ir.subgraphs import copy_graph
 from ..passes.fresh_outputs import keep_outputs_apart
-from ..passes.manager import PASSES, copy_graph, pipeline_passes
+from ..passes.pipelines import PASSES, pipeline_passes
 
 Runner = Callable[[dict], list]
 """A graph made runnable: inputs by name -> outputs in order."""

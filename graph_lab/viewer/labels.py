@@ -11,7 +11,7 @@ import numpy as np
 from ..ir.printer import format_attrs, value_name
 from ..ir.types import TensorType
 from ..ops import Op, opdef
-from ..ops.source import format_const
+from ..ops.source_ops import format_const
 
 MAX_LABEL = 22
 MAX_TOOLTIP_LINE = 160

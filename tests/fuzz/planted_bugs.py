@@ -21,8 +21,8 @@ from graph_lab.frontends import lazy
 from graph_lab.frontends.dynamo.capture import CaptureContext
 from graph_lab import guards
 from graph_lab.ops import REGISTRY, Op
-from graph_lab.passes import simplify as simplify_module
-from graph_lab.passes.simplify import Rule, first, is_const, second
+from graph_lab.passes import simplify_rules
+from graph_lab.passes.simplify_rules import Rule, first, is_const, second
 
 
 @contextlib.contextmanager
@@ -48,8 +48,8 @@ def op_impl(op: Op, impl: Callable):
 
 
 def rule(name: str, rewrite: Callable):
-    index = next(i for i, r in enumerate(simplify_module.RULES) if r.name == name)
-    return lambda: patched(simplify_module.RULES, index, Rule(simplify_module.RULES[index].op, name, rewrite))
+    index = next(i for i, r in enumerate(simplify_rules.RULES) if r.name == name)
+    return lambda: patched(simplify_rules.RULES, index, Rule(simplify_rules.RULES[index].op, name, rewrite))
 
 
 @dataclass(frozen=True)

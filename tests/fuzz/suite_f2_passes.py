@@ -18,10 +18,11 @@ from fuzz_report import Figure, Timer
 from graph_lab import GraphLabError, check_guards, trace
 from graph_lab import run as run_graph
 from graph_lab.equivalence import compare
-from graph_lab.passes.simplify import RULES, simplify
+from graph_lab.passes.simplify import simplify
+from graph_lab.passes.simplify_rules import RULES
 from graph_lab.testing.generator import generate
 from graph_lab.testing.metamorphic import rewrite
-from graph_lab.passes.manager import PASSES
+from graph_lab.passes.pipelines import PASSES
 from graph_lab.testing.ways import PIPELINES
 
 

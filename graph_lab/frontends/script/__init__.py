@@ -11,13 +11,13 @@ TorchScript's ``torch.jit.script`` and TensorFlow's AutoGraph do, and converts i
 
 The modules, in the order a function goes through them:
 
-    source.py       the function's source, parsed; ScriptError messages with a caret under the construct
-    analysis.py     questions about a block: which names it assigns, whether it returns or breaks
-    values.py       what variables hold: tensors, Python values, Undefined (no single value after an if)
-    statements.py   the Converter: statements, and Python control flow decided while converting
-    expressions.py  expressions: operators, names, comprehensions, and/or/not in tests
-    calls.py        what may be called: F.*, NumPy, pure builtins, and Python functions (scripted and inlined)
-    branches.py     if / while / for on tensor data -> cond / while_loop / fori_loop nodes with regions
+    function_source.py  the function's source, parsed; ScriptError messages with a caret under the construct
+    analysis.py         questions about a block: which names it assigns, whether it returns or breaks
+    values.py           what variables hold: tensors, Python values, Undefined (no single value after an if)
+    statements.py       the Converter: statements, and Python control flow decided while converting
+    expressions.py      expressions: operators, names, comprehensions, and/or/not in tests
+    calls.py            what may be called: F.*, NumPy, pure builtins, and Python functions (scripted and inlined)
+    branches.py         if / while / for on tensor data -> cond / while_loop / fori_loop nodes with regions
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..tensor import Storage, Tensor
 from ..trace import bind_arguments, input_type, make_params, new_shape_env, nothing_dead, parse_spec, set_outputs
 from .calls import Frame, _signed, bind_by_name
 from .expressions import DataDependent
-from .source import FunctionSource, source_of
+from .function_source import FunctionSource, source_of
 from .statements import Converter
 from .values import Env
 

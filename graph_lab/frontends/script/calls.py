@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from ...ops import TensorLike
-from .source import source_of
+from .function_source import source_of
 from .values import Env, ScriptFunction
 
 MAX_CALL_DEPTH = 64
