@@ -204,3 +204,22 @@ def test_a_write_into_a_split_piece_reaches_the_array_it_was_split_from(fn, shap
     g = gl.trace(write_into_split_of_a_copy, {"x": (3, 3)})
     x = rng.standard_normal((3, 3))
     np.testing.assert_array_equal(gl.run(g, {"x": x})[0], write_into_split_of_a_copy(x), strict=True)
+
+
+def _write_through_conj(x):
+    h = x.conj()  # a real array's conj() is the array itself, so the write below is a write into x
+    h[0] = -3.0
+    return x * 2.0
+
+
+def test_write_through_the_method_conj_of_a_real_array_reaches_the_argument():
+    a, b = np.arange(4.0), np.arange(4.0)
+    expected = _write_through_conj(a)
+    got = gl.compile(_write_through_conj)(b)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(b, a)
+    with pytest.raises(gl.TraceError, match="in-place write into the input"):
+        gl.trace(_write_through_conj, {"x": (4,)})
+    z = np.arange(3.0) + 1j
+    assert gl.trace(lambda x: x.conj(), {"x": ((3,), "complex128")}).nodes[-1].op == "conj"
+    np.testing.assert_array_equal(gl.compile(lambda x: x.conj())(z), z.conj())

@@ -376,8 +376,12 @@ class Tensor(TensorLike):
     def cumprod(self, axis=None): return call_op(Op.CUMPROD, self, axis)
     def argsort(self, axis=-1, kind=None): return call_op(Op.ARGSORT, self, axis, kind)
     def round(self, decimals=0): return call_op(Op.ROUND, self, decimals)
-    def conj(self): return call_op(Op.CONJ, self)
-    def conjugate(self): return call_op(Op.CONJ, self)
+    def conj(self): return self.conjugate()
+
+    def conjugate(self):
+        """NumPy's method returns the array itself when it is not complex (a write into the result is a write
+        into ``self``); only ``np.conj(x)``, the ufunc, always makes a new array."""
+        return call_op(Op.CONJ, self) if self.dtype.kind == "c" else self
     def dot(self, b): return call_op(Op.DOT, self, b)
     def take(self, indices, axis=None): return call_op(Op.TAKE, self, indices, axis)
     def diagonal(self, offset=0, axis1=0, axis2=1): return call_op(Op.DIAGONAL, self, offset, axis1, axis2)

@@ -24,13 +24,18 @@ MUTATION = Options(mutation=True)
 their final contents are compared too."""
 
 
+def options_for(seed: int, options: Options = Options()) -> Options:
+    """The generator's options for ``seed``: a third of the default programs write in place."""
+    return MUTATION if seed % 3 == 0 and options == Options() else options
+
+
 def run_chunk(seeds: range, options: Options = Options()) -> dict:
     """Plain counts for some seeds (picklable, so chunks can run in worker processes)."""
     tally: Counter = Counter()
     ops: set[str] = set()
     failures: list[tuple[int, str]] = []
     for seed in seeds:
-        program = generate(seed, MUTATION if seed % 3 == 0 and options == Options() else options)
+        program = generate(seed, options_for(seed, options))
         verdict = differential(program, WAYS)
         if verdict.discarded:
             tally["discarded"] += 1
@@ -87,5 +92,5 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
 
 def _reproduce(seed: int, way_name: str) -> str:
     w = next(w for w in WAYS if w.name == way_name)
-    small, outcome = minimize(generate(seed), w)
+    small, outcome = minimize(generate(seed, options_for(seed)), w)
     return reproducer(small, way_name, max(outcome.call, 0) if outcome else 0, default_calls(small))
