@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from .. import F
+from ..frontends import functional as F
 from ..ops import Op
 from ..ops.base import register_vjp
 

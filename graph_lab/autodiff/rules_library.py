@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import F
+from ..frontends import functional as F
 from ..ops import Op
 from ..ops.base import normalize_axis, register_vjp
 from .core import NoDerivativeError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import F
+from ..frontends import functional as F
 from ..ops import Op, opdef
 from ..ops.base import register_vjp
 from .rules_complex import conj

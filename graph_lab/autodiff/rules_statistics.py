@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import F
+from ..frontends import functional as F
 from ..ops import Op
 from ..ops.base import register_vjp
 from .core import NoDerivativeError
