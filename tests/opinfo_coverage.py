@@ -52,7 +52,8 @@ UNARY = [
     (Op.ISFINITE,  np.isfinite,     [np.isfinite],                 ALL,       "any"),
     (Op.RINT,      np.rint,         [np.rint],                     NUMBERS,   "any"),
     (Op.TRUNC,     np.trunc,        [np.trunc],                    NUMBERS,   "any"),
-    (Op.CONJ,      np.conjugate,    [np.conj, lambda x: x.conj()], NUMBERS,   "any"),
+    # (x.conj() of a real array is x itself, no node: the method is sampled on complex values below)
+    (Op.CONJ,      np.conjugate,    [np.conj],                     NUMBERS,   "any"),
     (Op.INVERT,    np.invert,       [operator.invert, np.invert], INTS, "any"),
 ]
 
