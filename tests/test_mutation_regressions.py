@@ -223,3 +223,32 @@ def test_write_through_the_method_conj_of_a_real_array_reaches_the_argument():
     z = np.arange(3.0) + 1j
     assert gl.trace(lambda x: x.conj(), {"x": ((3,), "complex128")}).nodes[-1].op == "conj"
     np.testing.assert_array_equal(gl.compile(lambda x: x.conj())(z), z.conj())
+
+
+def view_of_a_numpy_scalar(x0):
+    """Fuzzer seed 20262156: for a 0-d x0, x0 - -0.75 is a NumPy scalar in eager code, so expand_dims of it is
+    a new array and the write does not reach h1 (a stand-in had made it a view of h1)."""
+    h1 = x0 - -0.75
+    h2 = np.expand_dims(h1, -1)
+    h2 *= 0.5
+    r = h1.sum()[...]
+    r += 1.0  # (a reduction's result is a scalar too)
+    return h1, h2, r
+
+
+def view_of_a_0d_array(x0):
+    h1 = x0.copy()  # a 0-d array, not a scalar: its views see the write
+    h2 = np.expand_dims(h1, -1)
+    h2 *= 0.5
+    return h1
+
+
+@pytest.mark.parametrize("fn", [view_of_a_numpy_scalar, view_of_a_0d_array])
+def test_views_of_0d_values_alias_as_in_numpy(fn):
+    x = np.array(-1.25, dtype=np.float32)
+    expected = fn(x.copy())
+    for got in (gl.compile(fn)(x.copy()), gl.run(gl.trace(fn, {"x0": ((), np.float32)}), {"x0": x.copy()})):
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        expected_t = expected if isinstance(expected, tuple) else (expected,)
+        for g, e in zip(got, expected_t):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(e))

@@ -148,7 +148,8 @@ class Recorder:
         else:
             outs = [Tensor(self, v) for v in node.outputs]
             first = operands[0] if operands else None
-            if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE):
+            if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE) and \
+                    not _numpy_scalar(first):
                 if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                     # A view or a copy, depending on memory layout, which a stand-in does not know.
                     outs[0]._maybe_alias = (first._storage, first._storage.version)
@@ -182,6 +183,20 @@ class Recorder:
             raise self.fail(f"in-place write into the {name}: a traced graph returns new arrays and cannot "
                             f"write into the caller's arrays, so this side effect would be lost. Copy it first "
                             f"(x = x.copy()) and return the result")
+
+
+_SCALAR_FAMILIES = frozenset({"unary", "binary", "reduce"})
+
+
+def _numpy_scalar(t: Tensor) -> bool:
+    """Whether eager NumPy holds ``t`` as a NumPy scalar, not a 0-d array: a ufunc or a reduction of 0-d
+    operands returns one (``a0d - 1``, ``x.sum()``), so a "view" of it is a new array a write cannot reach."""
+    node = t._value.node
+    if t.ndim != 0 or node is None or node.op in (Op.CAST, Op.WHERE):
+        return False
+    if node.op == Op.COPY:
+        return bool(node.attrs.get("ufunc"))
+    return opdef(node.op).family in _SCALAR_FAMILIES or node.op == Op.MATMUL
 
 
 def _make_view(t: Tensor, base: Tensor, op: Op, attrs: dict) -> None:
