@@ -9,7 +9,6 @@ runs the function itself. Each case is checked against eager Python, and against
 from __future__ import annotations
 
 import sys
-import time
 import traceback
 import types
 import warnings
@@ -59,22 +58,19 @@ def test_explain_gives_one_reason():
     assert report.graph_break_count <= RECAPTURE_BUDGET + 2
 
 
-def test_crc32_costs_about_what_eager_costs():
-    """After the first call, each call is the function itself: within 5% of eager (best of several timings)."""
+def test_after_the_budget_every_call_is_the_function_itself():
+    """What keeps such a function within a few percent of eager (benchmarks/bench_corpus.py --only crc32 times
+    it): once the budget is spent, later calls run the function itself, with no capture and no guard."""
     data = np.random.default_rng(0).integers(0, 256, 2_000, dtype=np.uint8)
     cf = graph_lab.compile(crc32)
     with pytest.warns(BreakBudgetWarning):
-        cf(data)
-
-    def best(f):
-        times = []
-        for _ in range(7):
-            start = time.perf_counter()
-            f(data)
-            times.append(time.perf_counter() - start)
-        return min(times)
-    eager, compiled = best(crc32), best(cf)
-    assert compiled <= eager * 1.05 + 50e-6, (compiled, eager)
+        assert cf(data) == crc32(data)
+    captures, reason = cf.captures, cf.eager_fallback
+    assert "every later call" in reason
+    for seed in (1, 2, 3):
+        other = np.random.default_rng(seed).integers(0, 256, 2_000 + seed, dtype=np.uint8)
+        assert cf(other) == crc32(other)
+    assert cf.captures == captures and cf.eager_fallback == reason
 
 
 def sign_walk(x):
