@@ -577,3 +577,19 @@ def test_every_function_compile_can_interpret_does_not_warn():
         warnings.simplefilter("error", EagerFallbackWarning)
         for fn in (_slices, _comprehension, _truth, _keywords, _formats, _swap, _star_calls, _divides):
             graph_lab.compile(fn)
+
+
+def _write_then_sum(x, v):
+    x[0] += v
+    return x.sum()
+
+
+def test_a_node_made_by_the_last_instruction_of_a_line_names_that_line():
+    """The store ending ``x[0] += v`` is the last instruction of its line: its node (the index_update) must name
+    that line, not the next one's (the frame's ip is already past the store while its handler runs)."""
+    cf = graph_lab.compile(_write_then_sum)
+    cf(np.ones(3), 2.0)
+    (graph,) = graph_lab.explain(cf)(np.ones(3), 2.0).graphs
+    first = _write_then_sum.__code__.co_firstlineno
+    lines = {node.op: node.loc.lineno for node in graph.nodes if node.loc is not None}
+    assert lines["index_update"] == first + 1 and lines["sum"] == first + 2

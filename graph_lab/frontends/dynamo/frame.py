@@ -151,7 +151,7 @@ class Frame:
         return 0 if self.parent is None else self.parent.depth + 1
 
     def loc(self) -> SourceLoc:
-        return self.locations[self.ip]  # (one entry more than instructions: ip is past the end after a return)
+        return self.locations[self.ip]  # (the running instruction's line: see ``locations_of``)
 
     def jump(self, offset: int) -> None:
         self.ip = self.index_of[offset]
@@ -239,13 +239,14 @@ _location_cache = CodeCache()
 
 
 def locations_of(code: types.CodeType) -> list[SourceLoc]:
-    """The user's line of each instruction of ``instructions_of(code)``, and the last one's again at the end (the
-    line of ``ip`` just past the last instruction), made once: capture asks on every step, and every guard."""
+    """The user's line at each ``ip``, made once (capture asks on every step, and every guard): ``Frame.step``
+    advances ``ip`` before it runs the instruction's handler, so entry ``i`` is the line of instruction ``i - 1``,
+    the one running (entry 0, before any has run, the first instruction's)."""
     locations = _location_cache.get(code)
     if locations is None:
-        locations = [SourceLoc(code.co_filename, ins.positions.lineno if ins.positions and ins.positions.lineno
-                               else code.co_firstlineno) for ins in instructions_of(code)]
-        locations.append(locations[-1])
+        lines = [SourceLoc(code.co_filename, ins.positions.lineno if ins.positions and ins.positions.lineno
+                           else code.co_firstlineno) for ins in instructions_of(code)]
+        locations = lines[:1] + lines
         _location_cache.put(code, locations)
     return locations
 
