@@ -86,13 +86,20 @@ def _diagonal_length(n1, n2, k: int):
     return shorter if decide(relation(">=", shorter, 0), "the length of a diagonal") else 0
 
 
-def _bind_diagonal(a, offset=0, axis1=0, axis2=1):
+def diagonal_axes(op: Op, a, axis1, axis2) -> tuple[int, int]:
+    """The two distinct axes a diagonal of ``a`` runs over (``diagonal``, ``trace``), normalized, as NumPy checks
+    them."""
     nd = ndim_of(a)
     if nd < 2:
-        raise OpError("diagonal: diag requires an array of at least two dimensions")
-    a1, a2 = normalize_axis(Op.DIAGONAL, axis1, nd), normalize_axis(Op.DIAGONAL, axis2, nd)
+        raise OpError(f"{op.value}: diag requires an array of at least two dimensions")
+    a1, a2 = normalize_axis(op, axis1, nd), normalize_axis(op, axis2, nd)
     if a1 == a2:
-        raise OpError("diagonal: axis1 and axis2 cannot be the same")
+        raise OpError(f"{op.value}: axis1 and axis2 cannot be the same")
+    return a1, a2
+
+
+def _bind_diagonal(a, offset=0, axis1=0, axis2=1):
+    a1, a2 = diagonal_axes(Op.DIAGONAL, a, axis1, axis2)
     return [a], {"offset": static_int(Op.DIAGONAL, "offset", offset, symbolic=False), "axis1": a1, "axis2": a2}
 
 

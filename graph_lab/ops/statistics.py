@@ -11,7 +11,8 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.types import TensorType
-from .base import Op, OpDef, ndim_of, normalize_axes, normalize_axis, probe_dtype, register, same_size
+from .base import Op, OpDef, ndim_of, normalize_axes, probe_dtype, register, same_size
+from .movement import diagonal_axes
 
 
 def _probe(op, fn, types, attrs):
@@ -24,12 +25,7 @@ def _probe(op, fn, types, attrs):
 # --- trace: the sum of a diagonal
 
 def _bind_trace(x, offset=0, axis1=0, axis2=1):
-    nd = ndim_of(x)
-    if nd < 2:
-        raise OpError("trace: diag requires an array of at least two dimensions")
-    a1, a2 = normalize_axis(Op.TRACE, axis1, nd), normalize_axis(Op.TRACE, axis2, nd)
-    if a1 == a2:
-        raise OpError("trace: axis1 and axis2 cannot be the same")
+    a1, a2 = diagonal_axes(Op.TRACE, x, axis1, axis2)
     return [x], {"offset": int(offset), "axis1": a1, "axis2": a2}
 
 
