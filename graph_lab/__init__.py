@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .backends.options import FusedFallbackWarning, FusedOptions
-from .backends.interpret import run
+from .backends.reference import run
 from .backends.interpreter import Interpreter, Transformer
 from .errors import (GraphEditError, GraphExecutionError, GraphInputError, GraphLabError, GraphLoadError,
                      GraphParseError, GraphSaveError, OpError, ScriptError, TraceError, VerifyError)

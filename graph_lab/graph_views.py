@@ -1,6 +1,6 @@
 """The views of a ``Graph`` that layers above the IR write, registered into ``ir.graph.VIEWS``.
 
-``g.code`` and ``g.to_python()`` are the generated Python of ``backends/pycode.py``; ``g.to_dot()`` and a
+``g.code`` and ``g.to_python()`` are the generated Python of ``backends/python_source.py``; ``g.to_dot()`` and a
 notebook's ``g._repr_html_()`` are drawings of ``viewer/``. The IR may not import those layers (imports point down
 the layers of docs/layout.md), so this module, in the top layer, registers them when graph_lab is imported. Each
 imports its layer on first use, so that ``import graph_lab`` loads neither the code generator nor the viewer.
@@ -12,12 +12,12 @@ from .ir.graph import VIEWS, Graph
 
 
 def code(graph: Graph) -> str:
-    from .backends.pycode import generate
+    from .backends.python_source import generate
     return generate(graph).source
 
 
 def to_python(graph: Graph):
-    from .backends.pycode import to_python
+    from .backends.python_source import to_python
     return to_python(graph)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .backends.interpret import execute, is_input_value
+from .backends.reference import execute, is_input_value
 from .ir.guard_records import GuardFailure, ShapeGuard, ValueGuard, same_outcome, to_python
 from .ir.sizes import bind_sizes, failing_shape_guards, is_symbolic_graph, sizes_text
 from .ir.symbolic import free_symbols

@@ -16,7 +16,7 @@ import pytest
 
 from backend_support import ALWAYS, assert_bits, cases, copies
 from graph_lab import F, GraphBuilder, GraphExecutionError, compile_graph, run_pipeline, trace
-from graph_lab.backends import codegen, pycode
+from graph_lab.backends import codegen, python_source
 from graph_lab.ir.symbolic import FUNCTIONS
 from graph_lab.ir.subgraphs import copy_graph
 from graph_lab.passes import manager, pipelines
@@ -27,7 +27,7 @@ from graph_lab.ops import Op, opdef
 CASES = cases()
 
 
-def text_by_the_rule(code: pycode.PyCode) -> str:
+def text_by_the_rule(code: python_source.PyCode) -> str:
     """The text to compile, derived from the viewable source the long way (``code._body`` says which lines a
     backend wrote its own way: they are never nested)."""
     usual = [comment is None for _, comment, _ in code._body]
@@ -52,7 +52,7 @@ def text_by_the_rule(code: pycode.PyCode) -> str:
     nested = []  # (line, how many nodes it writes, whether its value may go into the next line)
     for line, is_usual in out:
         may_nest = is_usual and re.match(r"    v\d+ = ", line) is not None
-        if nested and nested[-1][2] and nested[-1][1] < pycode.NESTED_CALLS:
+        if nested and nested[-1][2] and nested[-1][1] < python_source.NESTED_CALLS:
             name, expression = nested[-1][0].strip().split(" = ", 1)
             lhs, rhs = line.strip().split(" = ", 1) if " = " in line else (None, "")
             if is_usual and len(re.findall(rf"\b{name}\b", everything)) == 2 and \
@@ -90,10 +90,10 @@ def text_by_the_rule(code: pycode.PyCode) -> str:
     return text.replace("np.", "np_")
 
 
-def compiled_source(code: pycode.PyCode, extra=None):
+def compiled_source(code: python_source.PyCode, extra=None):
     """The viewable source itself compiled, as the backends did before compiling ``text``."""
     namespace = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
-    exec(compile(code.source, pycode.FILENAME, "exec"), namespace)
+    exec(compile(code.source, python_source.FILENAME, "exec"), namespace)
     return namespace["forward"]
 
 
@@ -157,7 +157,7 @@ def test_a_long_chain_is_nested_a_few_calls_per_line():
     g = trace(chain, {"x": (3,)})
     cg = compile_graph(g, "codegen")
     lines = [line for line in cg.generated.plain.text.splitlines() if not line.startswith("    del ")]
-    assert max(line.count("np_") for line in lines) == pycode.NESTED_CALLS and len(lines) < 300 / 4
+    assert max(line.count("np_") for line in lines) == python_source.NESTED_CALLS and len(lines) < 300 / 4
     x = np.linspace(-2, 2, 3)
     assert_bits(cg(x), [chain(x)], "a chain of 300 calls")
 

@@ -56,9 +56,9 @@ def test_backend_and_pipeline_equal_the_reference(case):
 
 @needs_compiler
 def test_the_cases_cover_fused_kernels_of_every_kernel_op():
-    from graph_lab.backends.cgen import C_OPS
+    from graph_lab.backends.c_kernels import C_OPS
     from graph_lab.backends.partition import SPREADS
-    from graph_lab.backends.rowgen import ROW_OPS
+    from graph_lab.backends.c_row_kernels import ROW_OPS
     fused_ops = set()
     for _, graph, _ in CASES:
         compiled = compile_graph(graph, "fused", "exact", options=ALWAYS)

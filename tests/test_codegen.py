@@ -13,7 +13,7 @@ from backend_support import ALWAYS, assert_bits, cases, copies, reference
 from graph_lab import (F, GraphBuilder, GraphExecutionError, GraphInputError, LazyRunner, compile_graph, run,
                        run_pipeline, trace)
 from graph_lab.backends import codegen
-from graph_lab.backends.interpret import execute
+from graph_lab.backends.reference import execute
 from graph_lab.ops import SOURCE_OPS
 
 RNG = np.random.default_rng(3)

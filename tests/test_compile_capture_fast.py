@@ -21,7 +21,7 @@ import graph_lab
 from graph_lab import F
 from graph_lab.frontends.dynamo.capture import CaptureContext
 from graph_lab.frontends.dynamo.frame import BreakGraph, Frame, Var
-from graph_lab.frontends.dynamo.guards import Guard, GuardSet, _lower_bound_guard
+from graph_lab.frontends.dynamo.guard_set import Guard, GuardSet, _lower_bound_guard
 from graph_lab.frontends.dynamo.iterators import items_left
 from graph_lab.frontends.dynamo.segment import EMPTY_STACK, describe_step, top_of_stack, uses_top
 from graph_lab.frontends.dynamo.sources import (AttrSource, Const, DerivedSource, GlobalSource, ItemSource, LocalSource,

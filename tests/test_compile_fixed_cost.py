@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 
 import graph_lab
-from graph_lab.backends import codegen, pycode
+from graph_lab.backends import codegen, python_source
 from graph_lab.frontends.dynamo import runtime
 from graph_lab.ir.builder import GraphBuilder
 from graph_lab.passes import simplify_check
@@ -169,7 +169,7 @@ def test_source_nodes_are_the_input_and_param_nodes():
     p = b.param("p", np.ones((8,), np.float32))
     y = b.input("y", (4, 8), "float32")
     g = b.output(b.add(b.mul(x, p), y))
-    assert pycode._source_nodes(g) == (g.input_nodes, g.param_nodes)
+    assert python_source._source_nodes(g) == (g.input_nodes, g.param_nodes)
 
 
 def test_a_symbolic_segment_knows_it_is_symbolic():

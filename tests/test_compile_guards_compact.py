@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graph_lab
-from graph_lab.frontends.dynamo.guards import MIN_RUN, item_runs, same_value
+from graph_lab.frontends.dynamo.guard_set import MIN_RUN, item_runs, same_value
 from graph_lab.frontends.dynamo.sources import FrameInputs
 
 
@@ -254,7 +254,7 @@ def test_a_list_of_mixed_items_at_capture_guards_each_item_as_it_was():
 
 
 def test_item_runs_finds_only_like_guards_on_consecutive_items_of_a_checked_sequence():
-    from graph_lab.frontends.dynamo.guards import Guard
+    from graph_lab.frontends.dynamo.guard_set import Guard
     from graph_lab.frontends.dynamo.sources import ItemSource, LocalSource
 
     ws, other = LocalSource("ws"), LocalSource("other")

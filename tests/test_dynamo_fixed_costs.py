@@ -13,7 +13,7 @@ import pytest
 
 import graph_lab
 from graph_lab.frontends.dynamo import capture, runtime
-from graph_lab.frontends.dynamo.guards import Guard, GuardSet, _lower_bound_guard
+from graph_lab.frontends.dynamo.guard_set import Guard, GuardSet, _lower_bound_guard
 from graph_lab.frontends.dynamo.iterators import items_left
 from graph_lab.frontends.dynamo.sources import Const, DerivedSource, LocalSource
 

@@ -16,7 +16,7 @@ from backend_support import ALWAYS, CALIBRATION, KERNEL_CACHE, MODEL, assert_bit
 from graph_lab import (F, FusedFallbackWarning, FusedOptions, GraphBuilder, GraphExecutionError, compile_graph,
                        run, trace)
 from graph_lab.backends import cost, fused, toolchain
-from graph_lab.backends.cgen import check_c_source
+from graph_lab.backends.c_kernels import check_c_source
 from graph_lab.backends.tolerance import FUNCTION_ULP
 from graph_lab.backends.toolchain import KernelBuildError, KernelCache, find_toolchain, private_dir
 

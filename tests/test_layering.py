@@ -128,16 +128,16 @@ def test_the_checker_sees_every_kind_of_import(tmp_path, monkeypatch):
     source = ("from typing import TYPE_CHECKING\n"
               "from ..errors import GraphLabError\n"
               "if TYPE_CHECKING:\n    from ..frontends.trace import trace\n"
-              "def f():\n    from ..viewer import dot\n    import graph_lab.backends.pycode\n"
+              "def f():\n    from ..viewer import dot\n    import graph_lab.backends.python_source\n"
               "from . import types\n")
     path = tmp_path / "probe.py"
     path.write_text(source)
     monkeypatch.setitem(MODULES, "graph_lab.ir.probe", path)
     found = imports("graph_lab.ir.probe", path)
     assert found == [(2, "graph_lab.errors"), (4, "graph_lab.frontends.trace"), (6, "graph_lab.viewer.dot"),
-                     (7, "graph_lab.backends.pycode"), (8, "graph_lab.ir.types")]
+                     (7, "graph_lab.backends.python_source"), (8, "graph_lab.ir.types")]
     up = [t for _, t in found if layer_of(t) > layer_of("graph_lab.ir.probe")]
-    assert up == ["graph_lab.frontends.trace", "graph_lab.viewer.dot", "graph_lab.backends.pycode"]
+    assert up == ["graph_lab.frontends.trace", "graph_lab.viewer.dot", "graph_lab.backends.python_source"]
 
 
 def test_graph_views_are_registered_by_the_top_layer(monkeypatch):

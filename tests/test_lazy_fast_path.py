@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from graph_lab import F, GraphExecutionError, LazyRunner
-from graph_lab.backends.interpret import execute
+from graph_lab.backends.reference import execute
 
 
 class GeneralLazy(LazyRunner):

@@ -1,4 +1,4 @@
-"""Row kernels of the fused backend (``graph_lab/backends/rowgen.py``): ``softmax``, ``log_softmax`` and
+"""Row kernels of the fused backend (``graph_lab/backends/c_row_kernels.py``): ``softmax``, ``log_softmax`` and
 ``layer_norm`` over the last axis, compared with eager ``F.softmax`` / ``F.log_softmax`` / ``F.layer_norm`` on
 plain arrays.
 

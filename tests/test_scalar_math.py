@@ -12,7 +12,7 @@ import pytest
 
 import graph_lab
 from graph_lab import compile_graph, trace
-from graph_lab.backends.pycode import SCALAR_OPERATORS, generate
+from graph_lab.backends.python_source import SCALAR_OPERATORS, generate
 
 OPERATORS = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,

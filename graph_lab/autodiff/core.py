@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..backends.interpret import run
+from ..backends.reference import run
 from ..errors import GraphLabError
 from ..frontends import functional as F, pytree
 from ..frontends.control import recorder_of

@@ -1,8 +1,8 @@
 """The ``codegen`` backend: the graph written once as straight-line NumPy source, run with no per-node dispatch,
 and with the buffers of dead intermediates reused through ``out=``.
 
-The source is ``g.code``'s (``pycode.generate``), plus ``out=`` where the buffer planner found a dead array of the
-same shape and dtype::
+The source is ``g.code``'s (``python_source.generate``), plus ``out=`` where the buffer planner found a dead array
+of the same shape and dtype::
 
     v5 = np.multiply(v3, v4)                  # f32[512,4096]
     v6 = np.tanh(v5, out=v3)                  # f32[512,4096]   v3 is dead here: its memory is reused
@@ -36,7 +36,7 @@ from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from ..ops.indexing import index_update_in_place
-from . import pycode
+from . import python_source
 from .inplace import in_place_updates
 from .options import MIN_BUFFER_BYTES
 
@@ -94,7 +94,7 @@ def node_steps(graph: Graph, in_place: dict[int, Value] | None = None) -> list[S
     for node in graph.nodes:
         if node.op in SOURCE_OPS:
             continue
-        takes = "ufunc" if pycode.numpy_ufunc(node) is not None else None
+        takes = "ufunc" if python_source.numpy_ufunc(node) is not None else None
         if node.op == Op.MATMUL and not node.attrs:
             takes = "matmul"
         fresh = returns_fresh(node) and id(node) not in in_place
@@ -367,7 +367,7 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
         if node.op not in SCALAR_OPERAND_OPS or node.attrs or len(node.inputs) != 2 or \
                 (node.inputs[0].node.op != const and node.inputs[1].node.op != const):
             continue
-        ufunc = pycode.numpy_ufunc(node)
+        ufunc = python_source.numpy_ufunc(node)
         if ufunc is None or getattr(np, ufunc.__name__, None) is not ufunc:
             continue
         dtype = node.output.type.dtype
@@ -390,8 +390,8 @@ def scalar_operands(graph: Graph) -> dict[int, dict[int, np.ndarray]]:
 
 def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarray]] | None = None,
                   in_place: dict[int, Value] | None = None
-                  ) -> Callable[[Any, pycode._Context], tuple[str, str] | None] | None:
-    """The ``statement`` hook of ``pycode.generate`` that adds ``out=`` to the planned lines (``plan``), passes
+                  ) -> Callable[[Any, python_source._Context], tuple[str, str] | None] | None:
+    """The ``statement`` hook of ``python_source.generate`` that adds ``out=`` to the planned lines (``plan``), passes
     the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays and writes the updates of ``in_place``
     into their base; None when it would change no line."""
     outs = plan.out if plan is not None else {}
@@ -411,10 +411,10 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
         if buffer is None and zero_d is None:
             return None
         if zero_d is None:
-            call = pycode.expression(node, ctx)
+            call = python_source.expression(node, ctx)
         else:
             args = [ctx.passed_in(zero_d[i]) if i in zero_d else ctx.var(v) for i, v in enumerate(node.inputs)]
-            call = f"np.{pycode.numpy_ufunc(node).__name__}({', '.join(args)})"
+            call = f"np.{python_source.numpy_ufunc(node).__name__}({', '.join(args)})"
         assert call.endswith(")")
         comment = f"{node.output.type}"
         if zero_d is not None:
@@ -432,7 +432,7 @@ def in_place_statement(node, ctx) -> tuple[str, str]:
     the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
     ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
     base, out = node.inputs[0], node.output
-    target = pycode._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
+    target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
     if target.startswith(f"{ctx.var(base)}["):
         code = f"{target} = {ctx.var(node.inputs[1])}"
         ctx.numbering[out] = ctx.numbering[base]
@@ -453,9 +453,9 @@ def workspace_buffer(key: tuple, ctx) -> str:
 class Generated:
     """The source of the two functions and what they need."""
 
-    plain: pycode.PyCode
+    plain: python_source.PyCode
     """Without ``out=``: valid for any inputs."""
-    reusing: pycode.PyCode
+    reusing: python_source.PyCode
     """With ``out=``: valid when every input and parameter is C-contiguous."""
     plan: BufferPlan
     in_place: int = 0
@@ -464,11 +464,11 @@ class Generated:
 
 def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static: bool = False,
              largest_bytes: int | None = None, donated: dict[str, int] | None = None) -> Generated:
-    """The two functions for ``graph`` (``straight_static``: as ``pycode.generate``'s; ``largest_bytes``:
+    """The two functions for ``graph`` (``straight_static``: as ``python_source.generate``'s; ``largest_bytes``:
     ``largest_result_bytes(graph)`` when the caller knows it already; ``donated``: as ``in_place_updates``')."""
     scalars = scalar_operands(graph)
     in_place = in_place_updates(graph, donated)
-    plain = pycode.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
+    plain = python_source.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
     # min_bytes has no line that may write into a buffer: neither gets a plan)
     if (not straight_static and is_symbolic_graph(graph)) or \
@@ -476,13 +476,13 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static
         plan = BufferPlan()
     else:
         plan = plan_buffers(graph, node_steps(graph, in_place), min_bytes, donated=donated)
-    reusing = (pycode.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
+    reusing = (python_source.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
                if plan.out or plan.workspace else plain)
     return Generated(plain, reusing, plan, len(in_place))
 
 
-def compile_source(code: pycode.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
-    """``forward(inputs, params, consts)`` from generated source (checked by ``pycode`` to hold no user text)."""
-    namespace = pycode.namespace(code, extra)
-    exec(compile(code.text, pycode.FILENAME, "exec"), namespace)
+def compile_source(code: python_source.PyCode, extra: dict[str, Callable] | None = None) -> Callable:
+    """``forward(inputs, params, consts)`` from generated source (checked by ``python_source`` to hold no user text)."""
+    namespace = python_source.namespace(code, extra)
+    exec(compile(code.text, python_source.FILENAME, "exec"), namespace)
     return namespace["forward"]

@@ -26,9 +26,9 @@ from ..ir.graph import Graph
 from ..ops import SOURCE_OPS
 from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
 from ..ir.sizes import checked_sizes, is_symbolic_graph
-from . import codegen, pycode
+from . import codegen, python_source
 from .options import MIN_BUFFER_BYTES, FusedOptions
-from .interpret import bind_inputs, prepare
+from .reference import bind_inputs, prepare
 
 BACKENDS = ("interpret", "codegen", "fused", "auto")
 
@@ -45,7 +45,7 @@ class CompiledGraph:
         """The pass pipeline that ran, by name or as a list of passes."""
         self.reports = reports
         """One ``PassReport`` per pass."""
-        input_nodes, param_nodes = pycode._source_nodes(graph)  # (graph.input_nodes, graph.param_nodes)
+        input_nodes, param_nodes = python_source._source_nodes(graph)  # (graph.input_nodes, graph.param_nodes)
         self.input_names = [n.attrs["name"] for n in input_nodes]  # (graph.input_names)
         self.param_names = [n.attrs["name"] for n in param_nodes]
         values = graph.param_values
@@ -55,7 +55,7 @@ class CompiledGraph:
         # outputs that may come back as NumPy scalars or as the caller's own objects: made arrays like run's
         self._wrap = [i for i, v in enumerate(graph.outputs) if not v.type.shape or v.node.op in SOURCE_OPS]
         self._forward: Callable[[tuple, tuple], list] = None  # type: ignore[assignment]
-        self._codes: dict[Any, pycode.PyCode] = {}  # the generated functions' code objects -> their PyCode
+        self._codes: dict[Any, python_source.PyCode] = {}  # the generated functions' code objects -> their PyCode
 
     # --- calling
 
@@ -79,7 +79,7 @@ class CompiledGraph:
         return [np.asarray(v) for v in outputs]
 
     def run(self, inputs: Mapping[str, Any]) -> list:
-        """Inputs by name, with no checks (as ``interpret.prepare``'s function): the fast path of ``compile()``."""
+        """Inputs by name, with no checks (as ``reference.prepare``'s function): the fast path of ``compile()``."""
         return self._run(tuple(inputs[name] for name in self.input_names), self._params)
 
     def _bind(self, args: tuple, named: dict) -> tuple[tuple, tuple]:
@@ -105,7 +105,7 @@ class CompiledGraph:
         """A failure inside generated code, re-raised naming the node it happened in (as ``run`` does)."""
         if isinstance(e, GraphExecutionError):
             return e
-        node = pycode.failing_node(e.__traceback__, self._codes)
+        node = python_source.failing_node(e.__traceback__, self._codes)
         if node is None:
             return e
         error = GraphExecutionError(f"while executing {self.graph.node_text(node)}: {type(e).__name__}: {e}", node)

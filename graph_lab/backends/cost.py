@@ -20,7 +20,7 @@ one; a kernel's second thread then fights them for the CPUs (on the 2-CPU course
 took 4.6 ms on two threads and 1.1 ms on one). When the load average leaves no CPU idle, other processes hold
 the CPUs a second thread would need, and kernels stay on one thread.
 
-A row kernel (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``) is predicted by the same formulas,
+A row kernel (``softmax``, ``log_softmax``, ``layer_norm``: see ``c_row_kernels``) is predicted by the same formulas,
 with NumPy's side taken from ``ROW_OP_COSTS``: its reductions cost several ufunc calls each, and its calls pass
 over the whole array about 8 times, where the kernel reads and writes each array once (the passes over a row
 hit the cache). On [128, 512] float32 the model predicts 23-25 us against NumPy's 120-160 us (measured: 37 us

@@ -6,8 +6,8 @@
     print(cg.source)                # the Python that calls the kernels: v9 = kernel0(v3)
 
 How a graph becomes kernels: ``partition`` groups the elementwise nodes (a ``softmax``, ``log_softmax`` or
-``layer_norm`` over the last axis makes a *row kernel*, see ``rowgen``), ``cost.decide`` keeps the groups whose
-kernel is predicted to pay off (measured call overheads and bandwidths, threads), ``cgen`` writes each kept
+``layer_norm`` over the last axis makes a *row kernel*, see ``c_row_kernels``), ``cost.decide`` keeps the groups whose
+kernel is predicted to pay off (measured call overheads and bandwidths, threads), ``c_kernels`` writes each kept
 group as a C function, ``toolchain`` compiles them into one library (cached on disk) and loads it with ctypes.
 Everything else is ``codegen``'s straight-line NumPy, with its buffer reuse.
 
@@ -36,7 +36,7 @@ from ..errors import GraphExecutionError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
-from . import codegen, cost, pycode
+from . import codegen, cost, python_source
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
 from .stencil import find_stencils, stencil_call, stencil_kernel
@@ -163,9 +163,9 @@ class FusedGraph(CodegenGraph):
             in_place = in_place_updates(graph, donated)
             steps = fused_steps(graph, kernels, in_place, stencils)
             plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
-            plain = pycode.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
+            plain = python_source.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
                                     straight_static=straight_static)
-            reusing = (pycode.generate(graph, _statement(graph, kernels, plan, in_place, stencils),
+            reusing = (python_source.generate(graph, _statement(graph, kernels, plan, in_place, stencils),
                                        straight_static=straight_static)
                        if plan.out or plan.workspace or plan.outs else plain)
             generated = codegen.Generated(plain, reusing, plan, len(in_place))
@@ -189,7 +189,7 @@ class FusedGraph(CodegenGraph):
     @property
     def kernel_source(self) -> str:
         """The C source of this graph's kernels."""
-        from .cgen import library_source
+        from .c_kernels import library_source
         kernels = [g.kernel for g in self.kernels] + [st.kernel for st in self.stencils]
         return library_source(kernels) if kernels else ""
 
@@ -395,8 +395,8 @@ def build_stencil_calls(engine: _Engine, graph: Graph, stencils: list) -> dict:
 
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):
-    from .cgen import kernel_source
-    from .rowgen import row_kernel_source
+    from .c_kernels import kernel_source
+    from .c_row_kernels import row_kernel_source
     source = row_kernel_source if g.row is not None else kernel_source
     return source(g.spec(graph), engine.toolchain.vector_math)
 

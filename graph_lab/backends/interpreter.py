@@ -38,7 +38,7 @@ from ..ir.graph import Graph, Node
 from ..ir.shape_env import graph_facts
 from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, is_symbolic_graph
 from ..ops import REGISTRY, Op, opdef
-from .interpret import bind_inputs, impl_attrs
+from .reference import bind_inputs, impl_attrs
 
 FAMILIES = ("source", "unary", "binary", "reduce", "linalg", "shape", "index", "nn", "control")
 _unknown = {d.family for d in REGISTRY.values()} - set(FAMILIES)

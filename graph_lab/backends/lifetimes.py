@@ -7,7 +7,7 @@ stencil steps then holds 200 arrays at once, and ran 20% slower than the same ca
 400-element Jacobi loop). Dropping each array's last name after its last reader restores eager's memory use; no
 value changes (only the references go).
 
-The text of a function is written by ``pycode._text_to_compile``; this module says, for each row of its body,
+The text of a function is written by ``python_source._text_to_compile``; this module says, for each row of its body,
 which names die after it (``dying_names``), and the text gets one ``del`` line there.
 """
 

@@ -1,6 +1,6 @@
 """The partitioner: which nodes a kernel can run, grouped into kernels, and where every other node goes and why.
 
-A node can join a kernel when ``cgen`` has an expression for its op, it computes in float32, float64 or bool,
+A node can join a kernel when ``c_kernels`` has an expression for its op, it computes in float32, float64 or bool,
 and its operands are values of the group, Python numbers other than NaN (written into the C source), or arrays that line
 up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` under ``[N, C]``) or a column
 (``[N, 1]``). Groups grow greedily in graph order: a node joins the group of one of its operands when it has the
@@ -8,7 +8,7 @@ group's shape and nothing outside the group would need a group value before the 
 where its last node was). Whether a group becomes a kernel is the cost model's decision (``cost.decide``); the
 rest of the graph stays on the ``codegen`` path. ``Partition.text()`` shows all of it.
 
-A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis makes a *row kernel* (``rowgen``): it needs a
+A ``softmax``, ``log_softmax`` or ``layer_norm`` over the last axis makes a *row kernel* (``c_row_kernels``): it needs a
 whole row before it can write any element, so it ends a group: it joins the group that computes its operand when
 that group's loop runs over the same rows (``where`` before a ``softmax``), else it is a group of its own.
 """
@@ -21,9 +21,9 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
-from . import cgen
+from . import c_kernels
 from .cost import ROW_OP_COSTS, Decision, GroupCost
-from .rowgen import ROW_OPS
+from .c_row_kernels import ROW_OPS
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
@@ -37,7 +37,7 @@ LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "exp
 """The libm function an op calls once per element (the cost model measures each one)."""
 BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
 """Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
-FLOAT_ONLY = frozenset(cgen.C_OPS) - cgen.COMPARISONS - cgen.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
+FLOAT_ONLY = frozenset(c_kernels.C_OPS) - c_kernels.COMPARISONS - c_kernels.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
 
 
 @dataclass(eq=False)
@@ -58,7 +58,7 @@ class Group:
     """Python-number operands, by value: written into the C source."""
     decision: Decision | None = None
     """The cost model's decision (set by the backend)."""
-    kernel: cgen.CKernel | None = None
+    kernel: c_kernels.CKernel | None = None
     """The generated C function, once the group is fused."""
     reduce: Node | None = None
     """A ``sum``, ``mean``, ``var`` or ``std`` of one of the group's values that ends the group (see
@@ -67,7 +67,7 @@ class Group:
     """For ``reduce``: rows x inner with the reduced axis inner (ndim - 1), or 0 for all axes (one row)."""
     row: Node | None = None
     """A ``softmax``, ``log_softmax`` or ``layer_norm`` ending the group (its last node), or None: the kernel is then
-    a row kernel (``rowgen``), the elementwise nodes before it computing its operand."""
+    a row kernel (``c_row_kernels``), the elementwise nodes before it computing its operand."""
 
     @property
     def values(self) -> set:
@@ -95,15 +95,15 @@ class Group:
             return None
         return min(self.splits)
 
-    def spec(self, graph: Graph) -> cgen.KernelSpec:
+    def spec(self, graph: Graph) -> c_kernels.KernelSpec:
         p = self.split()
         inputs = []
         for v in self.inputs:
             pattern = _pattern(v.type.shape, self.shape, p if p is not None else 0)
             shape = (1,) * (len(self.shape) - len(v.type.shape)) + tuple(v.type.shape)
             period = tile_rows(shape, self.shape, p) if pattern == "tile" else 0
-            inputs.append(cgen.KernelInput(v, pattern, period))
-        return cgen.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
+            inputs.append(c_kernels.KernelInput(v, pattern, period))
+        return c_kernels.KernelSpec(self.nodes, inputs, self.outputs(graph), p is not None, dict(self.literals),
                                self.reduce, self.row)
 
     def cost(self, graph: Graph, facts: "GraphFacts | None" = None) -> GroupCost:
@@ -205,22 +205,22 @@ def why_not(node: Node) -> str | None:
     definition = opdef(node.op)
     if node.op in ROW_OPS:
         return why_not_row(node)
-    if node.op not in cgen.C_OPS:
+    if node.op not in c_kernels.C_OPS:
         return f"no kernel expression for {node.op} ({definition.family})"
     out = node.output.type
     if out.ndim == 0 or out.size == 0:
         return "a scalar or empty result: nothing to loop over"
-    if out.dtype not in cgen.C_TYPES:
+    if out.dtype not in c_kernels.C_TYPES:
         return f"computes in {out.dtype} (kernels compute in float32, float64, bool)"
-    if cgen.compute_dtype(node) not in cgen.C_TYPES:  # a comparison of a bool array with an int: in int64
-        return f"compares in {cgen.compute_dtype(node)} (kernels compute in float32, float64, bool)"
+    if c_kernels.compute_dtype(node) not in c_kernels.C_TYPES:  # a comparison of a bool array with an int: in int64
+        return f"compares in {c_kernels.compute_dtype(node)} (kernels compute in float32, float64, bool)"
     if node.op in FLOAT_ONLY and out.dtype.kind != "f":
         return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
     for v in node.inputs:
         if v.type.weak is not None:
-            if v.node.op != Op.CONST or not cgen.literal_ok(v.node.attrs["value"]):
+            if v.node.op != Op.CONST or not c_kernels.literal_ok(v.node.attrs["value"]):
                 return "a Python number that is not a constant, or a NaN"
-        elif v.type.dtype not in cgen.C_TYPES:
+        elif v.type.dtype not in c_kernels.C_TYPES:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
         return "clip with array bounds (only scalar bounds are fused: NumPy's two clip loops differ on ties)"
@@ -242,7 +242,7 @@ def why_not_row(node: Node) -> str | None:
             return f"an operand of {v.type} (a row kernel reads arrays of its result's dtype, {out.dtype})"
         if _pattern(v.type.shape, out.shape, out.ndim - 1) is None:
             return f"an operand of shape {list(v.type.shape)} that does not line up with the rows"
-    if node.op == Op.LAYER_NORM and not cgen.literal_ok(node.attrs["eps"]):
+    if node.op == Op.LAYER_NORM and not c_kernels.literal_ok(node.attrs["eps"]):
         return "eps is NaN"
     return None
 
@@ -345,7 +345,7 @@ def attach_reductions(graph: Graph, group_of: dict[int, Group], reasons: dict[in
                       position: dict[int, int], groups: list[Group]) -> None:
     """End a group with a ``sum``, ``mean``, ``var`` or ``std`` of one of its values, over the last axis or all
     axes: the kernel computes each row's elements into a scratch row, then sums it the way NumPy's own reduction
-    loop does (``cgen.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit
+    loop does (``c_kernels.PAIRWISE``), so the reduced value never goes through memory and the result is NumPy's bit
     for bit (``var``/``std``: a second pass over the row sums the squared deviations from that mean). A ``var``
     or ``std`` of a value no group computes is a group of its own, reading that value."""
     for node in graph.nodes:

@@ -34,7 +34,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
 from ..ops.indexing import Slice
-from .cgen import C_OPS, C_TYPES, CKernel, c_number, check_c_source
+from .c_kernels import C_OPS, C_TYPES, CKernel, c_number, check_c_source
 from .cost import GroupCost
 
 STENCIL_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV})

@@ -9,7 +9,7 @@ floor, casts) is bit for bit NumPy's, and so are the sums, means, variances and 
 group and the ``layer_norm``
 row kernel (they follow NumPy's pairwise summation tree).
 
-The ``softmax`` and ``log_softmax`` row kernels (``rowgen``) call libmvec's ``exp`` on ``x - max(row)``, which is
+The ``softmax`` and ``log_softmax`` row kernels (``c_row_kernels``) call libmvec's ``exp`` on ``x - max(row)``, which is
 NumPy's bit for bit, sum in NumPy's order, then divide (or subtract libm's ``log`` of the sum). Their results
 are within ``GRAPH_ULP["fused"]``: measured over row lengths 1..140, 255..5003, both dtypes, at most 1 ulp of
 ``max(|value|, 1)`` for ``softmax`` and 2 for ``log_softmax`` (``tests/test_row_kernels.py`` prints the figure).

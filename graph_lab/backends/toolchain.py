@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cgen import CKernel, library_source
+from .c_kernels import CKernel, library_source
 
 BASE_FLAGS = ("-O3", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd", "-fPIC", "-shared")
 AVX2_FLAGS = ("-mavx2", "-mfma")

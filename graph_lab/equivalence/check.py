@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..backends.interpret import run
+from ..backends.reference import run
 from ..frontends import pytree
 from ..guards import check_guards
 from ..ir.graph import Graph

@@ -14,7 +14,7 @@ from weakref import ref
 
 import numpy as np
 
-from ..backends.interpret import execute, impl_attrs, region_runner
+from ..backends.reference import execute, impl_attrs, region_runner
 from ..guards import to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.printer import print_graph

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..backends.interpret import impl_attrs, region_runner
+from ..backends.reference import impl_attrs, region_runner
 from ..errors import OpError, TraceError
 from ..guards import ShapeGuard, ValueGuard, to_python
 from ..ir.graph import Graph, Node, Value

@@ -254,7 +254,7 @@ class Graph:
     @property
     def code(self) -> str:
         """The graph as readable Python/NumPy source, one line per node, each value's type in a comment (written
-        by ``backends.pycode``)."""
+        by ``backends.python_source``)."""
         return _view("code")(self)
 
     def to_python(self):

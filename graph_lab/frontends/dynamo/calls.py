@@ -24,7 +24,7 @@ from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
-from .guards import Guard
+from .guard_set import Guard
 from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
 from .mutation import copyto, store_key

@@ -36,7 +36,7 @@ from .concrete import ConcreteContext
 from .containers import TrackedContainers
 from .dynamic_ints import index_with_sizes, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
-from .guards import Guard, GuardSet
+from .guard_set import Guard, GuardSet
 from .internal_errors import raises_for_the_program
 from .iterators import ResumedIter, SequenceIter, items_left
 from .mutation import InputWrites, store_into, stores_itself

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .guards import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
+from .guard_set import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
 from .mutation import copy_back
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import masked
 from .frame import BreakGraph
 from .internal_errors import raises_for_the_program
-from .guards import Guard
+from .guard_set import Guard
 from .sources import AttrSource, ItemSource
 
 

@@ -17,7 +17,7 @@ import inspect
 import types
 
 from .frame import BreakGraph, Frame, Var
-from .guards import Guard
+from .guard_set import Guard
 from .sources import AttrSource, Const, DerivedSource, ObjectSource
 from .values import MISSING
 

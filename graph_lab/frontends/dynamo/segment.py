@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...backends.compiled import compile_captured
-from ...backends.interpret import prepare
+from ...backends.reference import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
 from ...ir.symbolic import SymbolicValue
@@ -25,7 +25,7 @@ from ...ops import Op, opdef
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
-from .guards import Guard
+from .guard_set import Guard
 from .iterators import LazyIter
 from .masked import Selection
 from .mutation import write_back

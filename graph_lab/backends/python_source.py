@@ -60,7 +60,7 @@ from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph
 from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
-from .interpret import bind_inputs, impl_attrs
+from .reference import bind_inputs, impl_attrs
 from .lifetimes import dying_names, row_names
 
 FILENAME = "<graph_lab generated>"

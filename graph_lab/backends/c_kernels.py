@@ -20,7 +20,7 @@ tolerance documented in docs/passes_backends.md.
 
 The source holds no user text: op names come from the op table, numbers are printed as C hexadecimal floats
 (exact), and every identifier is made here (``in0``, ``t3``, ``k_<hash>``). ``check_c_source`` refuses anything
-else, as ``pycode`` does for Python.
+else, as ``python_source`` does for Python.
 """
 
 from __future__ import annotations
@@ -197,7 +197,8 @@ class KernelSpec:
     reduce: Node | None = None
     """A ``sum`` or ``mean`` over the inner loop (one result per row) ending the group, or None."""
     row: Node | None = None
-    """The group's one node when it is a row op (``softmax``, ``log_softmax``, ``layer_norm``: see ``rowgen``)."""
+    """The group's one node when it is a row op (``softmax``, ``log_softmax``, ``layer_norm``: see
+    ``c_row_kernels``)."""
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """C source for a row kernel: ``softmax``, ``log_softmax`` or ``layer_norm`` over the last (contiguous) axis.
 
-The elementwise kernels of ``cgen`` compute one element at a time. These three ops need a whole row first (its
+The elementwise kernels of ``c_kernels`` compute one element at a time. These three ops need a whole row first (its
 maximum, or its mean and variance), so a row kernel loops over rows and makes a few passes over each one while
 it is still in the cache; NumPy instead makes a pass over the *whole array* for each of its calls (5 for
 ``softmax``, 8 to 10 for ``layer_norm``)::
@@ -15,7 +15,7 @@ they are never stored. Elementwise ops that compute ``x`` may come first in the 
 row op then works there in place (every loop reads element j before it writes it).
 
 Each step is the IEEE operation NumPy's eager implementation (``graph_lab/ops/nn.py``) does, in the same order
-and dtype: the sums follow NumPy's pairwise summation tree (``cgen.PAIRWISE_LEAF``, the same code the fused
+and dtype: the sums follow NumPy's pairwise summation tree (``c_kernels.PAIRWISE_LEAF``, the same code the fused
 reductions use), a mean divides the sum by the count in double and rounds, as ``np.mean`` does, and
 ``-ffp-contract=off`` keeps ``x * w + b`` two roundings. So:
 
@@ -35,7 +35,7 @@ import hashlib
 import numpy as np
 
 from ..ops import Op
-from .cgen import C_TYPES, PAIRWISE_BLOCK, PAIRWISE_LEAF, CKernel, KernelSpec, c_function, c_number, \
+from .c_kernels import C_TYPES, PAIRWISE_BLOCK, PAIRWISE_LEAF, CKernel, KernelSpec, c_function, c_number, \
     check_c_source, element_code, math_declarations
 
 ROW_OPS = frozenset({Op.SOFTMAX, Op.LOG_SOFTMAX, Op.LAYER_NORM})
@@ -92,7 +92,7 @@ TERMS = {"exp_shifted": "{exp}(x[j] - k)", "squares_centered": "(x[j] - k) * (x[
 def row_kernel_source(spec: KernelSpec, vector_math: bool) -> CKernel:
     """The kernel of a group that ends with a row op: ``kernel(begin, end, inner, in0, .., out0, ..)`` computes
     rows ``begin .. end`` of ``inner`` elements each. When elementwise ops come before the row op in the group,
-    a first loop computes them (``cgen.element_code``) into the output row, writes any other output of the
+    a first loop computes them (``c_kernels.element_code``) into the output row, writes any other output of the
     group, and the row op then works on the output row in place."""
     node = spec.row
     ctype = C_TYPES[node.output.type.dtype]
