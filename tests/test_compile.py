@@ -155,7 +155,7 @@ def test_corpus_matches_eager(name, capsys):
         for segments in g.cache.values():
             for segment in segments:
                 segment.graph.verify()
-                # what capture knew of its graph is what the graph says (see runtime._finish)
+                # what capture knew of its graph is what the graph says (see capture_loop.finish_segment)
                 assert segment.input_names == segment.graph.input_names
                 assert segment.symbolic == is_symbolic_graph(segment.graph)
 

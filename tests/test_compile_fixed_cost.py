@@ -6,7 +6,7 @@ import numpy as np
 
 import graph_lab
 from graph_lab.backends import codegen, python_source
-from graph_lab.frontends.dynamo import runtime
+from graph_lab.frontends.dynamo import break_step, runtime
 from graph_lab.ir.builder import GraphBuilder
 from graph_lab.passes import simplify_check
 from graph_lab.passes.simplify_rules import RULES
@@ -53,8 +53,8 @@ def test_per_code_caches_give_what_the_functions_give():
             return x
         return -x
 
-    assert runtime.conditional_jumps_of(fn.__code__) == runtime._conditional_jumps(fn.__code__)
-    assert runtime.conditional_jumps_of(fn.__code__) is runtime.conditional_jumps_of(fn.__code__)
+    assert break_step.conditional_jumps_of(fn.__code__) == break_step._conditional_jumps(fn.__code__)
+    assert break_step.conditional_jumps_of(fn.__code__) is break_step.conditional_jumps_of(fn.__code__)
 
 
 def test_straight_static_generates_the_same_code():
@@ -202,6 +202,6 @@ def test_code_facts_are_what_each_function_gives():
 
     first, jumps, reason = runtime._code_facts(fn.__code__)
     assert first == runtime.instructions_of(fn.__code__)[0].offset
-    assert jumps == runtime._conditional_jumps(fn.__code__)
+    assert jumps == break_step._conditional_jumps(fn.__code__)
     assert reason == runtime._cannot_interpret_of(fn.__code__)
     assert runtime._code_facts(fn.__code__) is runtime._code_facts(fn.__code__)

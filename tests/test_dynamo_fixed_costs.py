@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import graph_lab
-from graph_lab.frontends.dynamo import capture, runtime
+from graph_lab.frontends.dynamo import capture, capture_loop, runtime
 from graph_lab.frontends.dynamo.guard_set import Guard, GuardSet, _lower_bound_guard
 from graph_lab.frontends.dynamo.iterators import items_left
 from graph_lab.frontends.dynamo.sources import Const, DerivedSource, LocalSource
@@ -105,8 +105,8 @@ class _GeneralGuardSet(GuardSet):
 @pytest.fixture
 def general(monkeypatch):
     """Switch every shortcut off: the general path of each."""
-    monkeypatch.setattr(runtime, "nothing_dead", lambda graph: False)
-    monkeypatch.setattr(runtime, "Tensor", type("NotATensor", (), {}))  # (_finish's test for a returned tensor)
+    monkeypatch.setattr(capture_loop, "nothing_dead", lambda graph: False)
+    monkeypatch.setattr(capture_loop, "Tensor", type("NotATensor", (), {}))  # (finish_segment's test for a returned tensor)
     monkeypatch.setattr(capture, "GuardSet", _GeneralGuardSet)
     capture_segment = runtime.CompiledFunction._capture
 

@@ -4,11 +4,8 @@ run cached segments on later calls, with the instruction at each graph break run
 
 from __future__ import annotations
 
-import dis
-import gc
 import inspect
 import sys
-from time import perf_counter as now
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -17,25 +14,19 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import GraphLabError
-from ...ir.shape_env import in_use, using
 from ...ir.source import user_stacklevel
 from ... import logs
-from .capture import CaptureContext
+from .break_step import concrete_step, conditional_jumps_of, run_rest
+from .capture_loop import capture_segment
 from .dynamic_ints import mark_dynamic_ints
-from .concrete import ConcreteContext
 from .fallback import warn_eager_fallback
-from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of, step_error
-from .mutation import donated_inputs
+from .frame import NULL, CodeCache, instructions_of
 from .handlers import cannot_interpret
-from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
-from ...ops import Op
-from ..tensor import Tensor
-from ..trace import nothing_dead
 from .recorder import MAX_GRAPH_NODES
-from .resume import CallBudget, finish_as_python, resumable, resume_function
-from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
-from .sources import ClosureSource, FrameInputs, LocalSource
+from .resume import CallBudget, finish_as_python, resumable
+from .segment import Segment
+from .sources import FrameInputs
 
 
 class GraphBreak(GraphLabError):
@@ -44,13 +35,6 @@ class GraphBreak(GraphLabError):
 
 class RecompileLimitWarning(UserWarning):
     """A compiled function hit its recompile limit and runs eagerly from then on."""
-
-
-@dataclass
-class _Attempt:
-    steps: int
-    reason: str
-    hint: str
 
 
 @dataclass
@@ -288,23 +272,10 @@ class CompiledFunction:
     # --- capture
 
     def _capture(self, offset: int, inputs: FrameInputs) -> Segment:
-        started = now()
+        """Capture the segment at ``offset`` (``capture_loop``) and report it in the logs; with ``fullgraph``, a
+        graph break is an error."""
         self.captures += 1
-        # As trace does: a capture makes many objects that all live on (see gc_paused, written out here).
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            try:
-                seg = self._capture_once(offset, inputs, None)
-            except _Restart as r:
-                seg = self._capture_once(offset, inputs, r.attempt)
-            seg.compile_seconds = now() - started
-            seg.check = _guard_function_on_first_use(seg)
-            seg.runner = backend_runner(seg.graph, self.backend, seg.symbolic, donated_inputs(seg))
-            seg.backend_seconds = now() - started - seg.compile_seconds
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+        seg = capture_segment(self, offset, inputs)
         if seg.end == "break":
             logs.emit("graph_breaks", f"graph break in {self.fn.__qualname__} at {seg.break_loc}: "
                                       f"{seg.break_reason} [{seg.break_instruction}]")
@@ -318,169 +289,10 @@ class CompiledFunction:
                 logs.emit("guards", f"guard: {g.describe()}")
         return seg
 
-    def _capture_once(self, offset: int, inputs: FrameInputs, stop: "_Attempt | None") -> Segment:
-        """Capture from ``offset`` with the state ``inputs``: run the frame's instructions one by one until it
-        returns, or up to the instruction ``stop`` says to break at. Each step runs the instruction's handler as
-        ``Frame.step`` would (inlined: the loop runs thousands of steps) and logs what it did."""
-        static = self.dynamic is False or (self.dynamic is None and not self.dynamic_dims)  # every size static
-        ctx = CaptureContext(self.fn.__globals__, None if static else self._dynamic_axes)
-        ctx.dynamic_ints = self.dynamic_ints
-        ctx.recorder.max_nodes = self.max_graph_nodes
-        cells, closure_sources = {}, {}
-        code = self.code
-        if code.co_freevars:
-            for i, (name, cell) in enumerate(zip(code.co_freevars, self.fn.__closure__ or ())):
-                cells[name] = cell
-                closure_sources[name] = ClosureSource(i, name)
-        frame = Frame(code, self.fn.__globals__, cells, {}, ctx, closure_sources)
-        frame.ip = frame.index_of[offset]  # (frame.jump(offset))
-        ctx.frame = frame  # guards on the entry state point at the line where capture starts
-        tables = _capture_cache.get(code)  # (what depends on the code alone: see _capture_tables)
-        if tables is None:
-            tables = _capture_cache.put(code, _capture_tables(code))
-        local_sources, tops = tables
-        local_vars = frame.locals
-        for name, v in inputs.locals.items():
-            source = local_sources.get(name)
-            local_vars[name] = ctx.wrap(v, source if source is not None else LocalSource(name))
-        if inputs.stack:  # (empty where a call starts)
-            frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
-                           for i, v in enumerate(inputs.stack)]
-
-        # The capture loop.
-        steps = 0
-        log: list[tuple] = []
-        append = log.append
-        instructions, handlers = frame.instructions, frame.handlers
-        stop_at = stop.steps if stop is not None else -1
-        graph = ctx.graph
-        # The shape env that rules consult outside this capture. A step leaves it as it found it (``using``
-        # restores it), so comparing with it here is ``in_use() is ctx.shape_env`` without asking on every step.
-        outside = in_use()
-        while True:
-            ip = frame.ip
-            ins = instructions[ip]
-            if steps == stop_at:
-                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
-                seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
-                seg.step_log, seg.step_nodes = log + [(ins, "graph break: " + stop.reason)], nodes
-                return seg
-            n_nodes = len(graph.nodes)
-            frame.ip = ip + 1
-            try:
-                if ctx.shape_env is outside:  # (usually both None: nothing to set for this step)
-                    result = handlers[ip](frame, ins)
-                else:
-                    with using(ctx.shape_env):  # shape rules consult the capture's symbolic sizes
-                        result = handlers[ip](frame, ins)
-            except (BreakGraph, Unsupported) as e:
-                if stop is not None:
-                    raise
-                raise _Restart(_Attempt(steps, str(e), getattr(e, "hint", ""))) from None
-            except Exception as e:  # as Frame.step: eager Python raises it too, so it runs for real, at a break
-                brk = step_error(e)
-                if stop is not None:
-                    raise brk from None
-                raise _Restart(_Attempt(steps, brk.reason, brk.hint)) from None
-            # (ctx.frame is this frame again: a call inlined by the step set it back when it returned)
-            steps += 1
-            # What the step did, to be put in words only if someone asks (Segment.steps): where its nodes start
-            # in the graph, and what it left on top of the stack (``top_of_stack``, written out here: the same
-            # cases, the commonest first), where the words may depend on it.
-            if tops[ip]:
-                stack = frame.stack
-                if stack:
-                    top = stack[-1].value
-                    if top is NULL and len(stack) > 1:  # (3.13 pushes a call's NULL above the callable)
-                        top = stack[-2].value
-                    kind = type(top)
-                    if kind is Tensor:
-                        top = top._value.type  # (its ``type``)
-                    elif kind not in PLAIN_TOPS:
-                        top = top if isinstance(top, PLAIN_TOP_TYPES) else \
-                            top.type if isinstance(top, Tensor) else kind
-                else:
-                    top = EMPTY_STACK
-            else:
-                top = None
-            append((ins, n_nodes, top))
-            if result is not None and type(result) is Return:
-                nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
-                seg = self._finish(ctx, frame, offset, "return", result=result.var)
-                seg.step_log, seg.step_nodes = log, nodes
-                return seg
-
-    def _finish(self, ctx, frame, offset, end, stop=None, ins=None, result=None) -> Segment:
-        value = result.value if result is not None else None
-        writebacks = ()
-        if end == "return" and type(value) is Tensor and value._view is None and value._maybe_alias is None and \
-                value._version == value._storage.version and value._value.node.op != Op.INPUT and not ctx.writes:
-            # The commonest end, a tensor the graph computed returned: what RecipeMaker gives it (its freshness
-            # checked, as ``RecipeMaker.tensor`` checks it; not a view, not an input), without making one. After a
-            # return nothing of the frame is used again.
-            local_recipes, stack_recipes, result_recipe = {}, [], ("out", 0)
-            ctx.graph.outputs = [value._value]
-        else:
-            maker = RecipeMaker(ctx)
-            live = end == "break"  # after a return nothing of the frame is used again: no graph outputs for it
-            local_recipes = {name: maker.var(v) for name, v in frame.locals.items()} if live else {}
-            stack_recipes = [maker.var(v) for v in frame.stack] if live else []
-            result_recipe = maker.var(result) if result is not None else None
-            if ctx.writes:
-                writebacks = ctx.writes.finish(maker)
-            ctx.graph.outputs = list(maker.outputs)
-        ctx.graph.name = self.fn.__name__
-        if ctx.shape_env is not None:
-            ctx.size_guard()
-        # (No ``ctx.guards.merge_lower_bounds(counts=(len, iterators.items_left))``: the set was made with these counts, so it
-        # merged the lower bounds as they came; see GuardSet.merge_lower_bounds.)
-        if not nothing_dead(ctx.graph):  # (usually nothing is: told in one pass, without remove_dead_code's walks)
-            ctx.graph.remove_dead_code()
-        # The graph's inputs are those of ``ctx.input_sources``, in its order: capture adds each input to the
-        # graph and to it together, and removing dead code keeps every input. A size symbol is declared with a
-        # ShapeEnv, made for the first: the graph is symbolic exactly when the capture has one.
-        sources = ctx.input_sources
-        seg = Segment(offset, ctx.graph, list(sources.values()), ctx.guards, local_recipes, stack_recipes, end,
-                      result_recipe, input_names=list(sources), symbolic=ctx.shape_env is not None)
-        if writebacks:
-            seg.writebacks = tuple(writebacks)
-        if end == "break":
-            seg.break_offset = ins.offset
-            seg.break_reason, seg.break_hint = stop.reason, stop.hint
-            seg.break_loc = frame.loc()
-            seg.break_instruction = f"{ins.opname} {ins.argrepr}".strip()
-        return seg
-
     # --- running Python at a break
 
     def _concrete_step(self, offset: int, local_vars: dict, stack: list):
-        """Run the one instruction at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
-        self.body_runs += 1
-        jump = self._conditional_jumps.get(offset)
-        if jump is not None and stack and type(stack[-1]) in _PLAIN_TRUTH:
-            # ``if tensor_expr:``, the most common break: the truth of an array or a number has no side effect
-            # and reads nothing else, so the jump is decided here without a Frame. (When bool() raises, the Frame
-            # below raises it again, and looks for the function's own exception handler.)
-            jump_if, target, fall_through = jump
-            try:
-                taken = bool(stack[-1]) is jump_if
-            except Exception:
-                pass
-            else:
-                return (target if taken else fall_through), local_vars, stack[:-1], False, None
-        frame = self._concrete_frame(offset, local_vars, stack)
-        frame.ctx.compile_callee = self._compile_callee
-        try:
-            result = frame.step()
-        except Exception as exc:
-            if not self._to_handler(frame, offset, exc):
-                raise
-            result = None
-        if isinstance(result, Return):
-            return None, None, None, True, result.var.value
-        next_offset = frame.instructions[frame.ip].offset
-        return (next_offset, {k: v.value for k, v in frame.locals.items()}, [v.value for v in frame.stack],
-                False, None)
+        return concrete_step(self, offset, local_vars, stack)
 
     def _compile_callee(self, fn) -> "CompiledFunction | None":
         """A Python function called by the instruction at a break runs compiled too (not the function itself)."""
@@ -491,42 +303,8 @@ class CompiledFunction:
                                                self.max_graph_nodes)
         return self.nested[fn]
 
-    def _concrete_frame(self, offset, local_vars, stack) -> Frame:
-        cells = dict(self._cells)  # (a copy: the frame is the instruction's to change)
-        frame = Frame(self.code, self.fn.__globals__, cells, {k: Var(v) for k, v in local_vars.items()},
-                      ConcreteContext())
-        frame.stack = [Var(v) for v in stack]
-        frame.jump(offset)
-        return frame
-
-    def _to_handler(self, frame: Frame, offset: int, exc: BaseException) -> bool:
-        for entry in dis.Bytecode(self.code).exception_entries:
-            if entry.start <= offset < entry.end:
-                del frame.stack[entry.depth:]
-                if entry.lasti:
-                    frame.push(Var(offset))
-                frame.push(Var(exc))
-                frame.jump(entry.target)
-                return True
-        return False
-
     def _run_rest(self, offset, local_vars, stack):
-        """Finish a call whose next segment may not be captured (recompile limit): as plain Python from there
-        (``resume``), or for a generator's frame, every instruction by this interpreter, for real."""
-        if resumable(self.fn):
-            return resume_function(self.fn, offset, local_vars, stack, NULL)()
-        frame = self._concrete_frame(offset, local_vars, stack)
-        while True:
-            at = frame.instructions[frame.ip].offset
-            try:
-                result = frame.step()
-            except Exception as exc:
-                if not self._to_handler(frame, at, exc):
-                    raise
-                continue
-            if isinstance(result, Return):
-                return result.var.value
-
+        return run_rest(self, offset, local_vars, stack)
 
 
 def _wraps(wrapper, fn: types.FunctionType) -> None:
@@ -546,10 +324,6 @@ def _wraps(wrapper, fn: types.FunctionType) -> None:
     wrapper.__wrapped__ = fn
 
 
-_PLAIN_TRUTH = (np.ndarray, np.bool_, np.float64, np.float32, np.int64, np.int32, bool, int, float)
-"""Types whose bool() only looks at the value: a conditional jump on one is decided by ``_concrete_step`` itself."""
-
-
 def _plain_parameters(fn) -> bool:
     """Whether every parameter of ``fn`` is positional-or-keyword (``def f(a, b=1)``: no ``/``, ``*``, ``*args``
     or ``**kwargs``), as ``inspect.signature(fn)`` would say. Read from the code object, which is what the
@@ -563,17 +337,6 @@ def _plain_parameters(fn) -> bool:
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
-_capture_cache = CodeCache()
-
-
-def _capture_tables(code: types.CodeType) -> tuple[dict, list[bool]]:
-    """What a capture of ``code`` reads from the code alone: a LocalSource for each local variable's name (sources
-    are immutable values: one object serves every capture), and ``uses_top_of(code)``."""
-    names = code.co_varnames + code.co_cellvars
-    return {name: LocalSource(name) for name in names}, uses_top_of(code)
-
-
-_jumps_cache = CodeCache()
 _cannot_interpret_cache = CodeCache()
 _facts_cache = CodeCache()
 
@@ -588,15 +351,6 @@ def _code_facts(code: types.CodeType) -> tuple[int, dict, str | None]:
     return facts
 
 
-def conditional_jumps_of(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
-    """``_conditional_jumps(code)``, made once per code object (as ``instructions_of``): every compile() of the
-    same function asks again, and nothing writes to the map."""
-    jumps = _jumps_cache.get(code)
-    if jumps is None:
-        jumps = _jumps_cache.put(code, _conditional_jumps(code))
-    return jumps
-
-
 def _cannot_interpret_of(code: types.CodeType) -> str | None:
     """``cannot_interpret(code)``, asked once per code object (it depends on the code alone)."""
     try:
@@ -604,35 +358,6 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
     except KeyError:
         reason = _cannot_interpret_cache.put(code, cannot_interpret(code))
         return reason
-
-
-def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
-    """offset -> (jump when the value's truth is this, target offset, offset after it) for each
-    ``POP_JUMP_*IF_TRUE/FALSE`` of ``code``, the instructions of ``if tensor_expr:`` (handlers.py runs them
-    the same way: pop the value, jump on its truth)."""
-    instructions = instructions_of(code)
-    jumps = {}
-    for ins, after in zip(instructions, instructions[1:]):
-        if ins.opname in JUMPS_IF_TRUE:
-            jumps[ins.offset] = (True, ins.argval, after.offset)
-        elif ins.opname in JUMPS_IF_FALSE:
-            jumps[ins.offset] = (False, ins.argval, after.offset)
-    return jumps
-
-
-def _guard_function_on_first_use(seg: Segment):
-    """A stand-in for ``seg``'s guard function that generates it when first called, and from then on is replaced
-    by it. A whole-function graph may never need it (its cache hits take the fast path, which checks the guards
-    itself), and for a long program it is the largest piece of generated code."""
-    def check(inputs: FrameInputs) -> int:
-        seg.check = seg.guards.compile()
-        return seg.check(inputs)
-    return check
-
-
-class _Restart(Exception):
-    def __init__(self, attempt: _Attempt):
-        self.attempt = attempt
 
 
 def compile(fn: Callable[..., Any] | None = None, *, backend: str = "auto", fullgraph: bool = False,

@@ -81,7 +81,7 @@ class Segment:
                  symbolic: bool | None = None):
         # (Written out instead of dataclass's __init__, which sets all 20 fields: every capture makes a Segment,
         # and a field left at its default is read from the class, as dataclass puts the defaults there. A break's
-        # fields are set by ``_finish``, the times and the runner by ``_capture``.)
+        # fields are set by ``capture_loop.finish_segment``, the times and the runner by ``capture_segment``.)
         self.start = start
         self.graph = graph
         self.input_sources = input_sources
