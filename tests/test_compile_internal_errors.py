@@ -16,7 +16,7 @@ import pytest
 import graph_lab
 from graph_lab import logs
 from graph_lab.errors import InternalCaptureError
-from graph_lab.frontends.dynamo import capture_loop, fastpath, frame
+from graph_lab.frontends.dynamo import cache_hit_fast_path, capture_loop, frame
 from graph_lab.frontends.tensor import Tensor
 from graph_lab.ir.types import TensorType
 
@@ -162,7 +162,8 @@ PROGRAM_ERRORS = [index_past_the_end, unpack_too_many, unpack_too_few, unpack_st
                   scalar_of_many_values, transpose_of_a_vector, broadcast_mismatch, raise_in_an_inlined_function,
                   error_after_a_break, error_in_a_loop, next_of_an_empty_iterator]
 
-INTERNAL_TYPES = (frame.BreakGraph, frame.Unsupported, capture_loop.Restart, fastpath._NotFast, InternalCaptureError)
+INTERNAL_TYPES = (frame.BreakGraph, frame.Unsupported, capture_loop.Restart, cache_hit_fast_path._NotFast,
+                  InternalCaptureError)
 """What capture raises to steer itself (and InternalCaptureError, which these programs must not cause)."""
 
 

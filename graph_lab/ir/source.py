@@ -13,7 +13,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _SKIP_PREFIXES = (_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep)
 # The code graph_lab generates and runs: a graph (backends/python_source.py), a compiled function's guards and its
-# cache-hit path (frontends/dynamo/guard_set.py, fastpath.py). Not the user's, though it has no file in graph_lab.
+# cache-hit path (frontends/dynamo/guard_set.py, cache_hit_fast_path.py). Not the user's, though it has no file in
+# graph_lab.
 _GENERATED_FILENAMES = ("<graph_lab generated>", "<graph_lab guards>", "<graph_lab fast path>")
 _skip_cache: dict[str, bool] = {}
 

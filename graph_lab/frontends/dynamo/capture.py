@@ -102,8 +102,7 @@ class CaptureContext(InputCapture, CallCapture):
         return Var(value)
 
     def loc(self):
-        frame = self.frame  # (Frame.loc inlined: every guard asks)
-        return frame.locations[frame.ip] if frame is not None else None
+        return self.frame.loc() if self.frame is not None else None
 
     # --- using values: every use of an input adds the guard that makes the capture valid
 
@@ -144,9 +143,8 @@ class CaptureContext(InputCapture, CallCapture):
         if id(var) in self._guarded:
             return
         self._guarded[id(var)] = var
-        frame = self.frame
         value, source = var.value, var.source
-        loc = frame.locations[frame.ip] if frame is not None else None  # (self.loc(), inlined)
+        loc = self.loc()
         if type(value) in ID_GUARDED:  # (the CALLABLES branch of _guard_general, without the tests before it)
             self.guards.add(Guard("id", source, value, loc))
         else:

@@ -76,8 +76,7 @@ class InputCapture:
         return StackSource(index, f"`{code}` ({loc})" if code else f"the result of {ins.opname} ({loc})")
 
     def tensor_input(self, array: np.ndarray, source) -> Tensor:
-        frame = self.frame
-        loc = frame.locations[frame.ip] if frame is not None else None  # (self.loc(), inlined)
+        loc = self.loc()
         known = self.arrays_by_id.get(id(array))
         if known is not None:
             t, first = known

@@ -138,7 +138,7 @@ class Frame:
         self.ctx = ctx
         self.parent = parent
         self.stack: list[Var] = []
-        tables = _frame_cache.get(code)  # (every capture makes a Frame, and so does every inlined call)
+        tables = _frame_cache.get(code)
         if tables is None:
             tables = _frame_cache.put(code, (instructions_of(code), locations_of(code), handlers_of(code),
                                              index_of(code)))
@@ -213,7 +213,7 @@ class CodeCache(dict):
 
 _instruction_cache = CodeCache()
 _frame_cache = CodeCache()
-"""code -> (instructions_of, locations_of, handlers_of, index_of) of it, for Frame: one lookup instead of four."""
+"""code -> (instructions_of, locations_of, handlers_of, index_of) of it, for Frame."""
 
 
 def instructions_of(code: types.CodeType) -> list[dis.Instruction]:
@@ -239,7 +239,7 @@ _location_cache = CodeCache()
 
 
 def locations_of(code: types.CodeType) -> list[SourceLoc]:
-    """The user's line at each ``ip``, made once (capture asks on every step, and every guard): ``Frame.step``
+    """The user's line at each ``ip``, made once per code object: ``Frame.step``
     advances ``ip`` before it runs the instruction's handler, so entry ``i`` is the line of instruction ``i - 1``,
     the one running (entry 0, before any has run, the first instruction's)."""
     locations = _location_cache.get(code)

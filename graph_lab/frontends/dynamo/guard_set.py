@@ -276,7 +276,7 @@ class GuardSet:
                         self._ends[key] = len(self._guards)
                         self._guards.append(guard)
                     return
-        kind = guard.kind  # (_key, inlined: every guard of a capture is added here)
+        kind = guard.kind
         key = kind, guard.source, guard.expected if kind in PAIR_KINDS else None
         keys = self._keys
         size = len(keys)

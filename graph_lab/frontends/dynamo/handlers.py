@@ -329,7 +329,7 @@ def _unpack_sequence(frame, ins):
 
 @handles("GET_ITER")
 def _get_iter(frame, ins):
-    stack = frame.stack  # (frame.pop and frame.push, inlined: every loop starts here)
+    stack = frame.stack
     value = stack.pop()
     if isinstance(value.value, IterState):
         stack.append(value)
@@ -348,7 +348,7 @@ def for_iter_skipping(skip: int):
         if isinstance(it, IterState):
             var = it.next_var()
             if var is not None:
-                frame.stack.append(var)  # (frame.push, inlined: once per item of every loop)
+                frame.push(var)
                 return
         elif frame.ctx.symbolic:
             raise BreakGraph(f"iteration over a {type(it).__name__} made by Python at a graph break",

@@ -57,7 +57,7 @@ class SequenceIter(LazyIter):
     """``iter(xs)`` for a list or tuple of the inputs (a for loop over an argument)."""
 
     def __init__(self, ctx, var: Var):
-        self.items, self.pos = [], 0  # (LazyIter.__init__ and IterState.__init__, inlined: one per loop)
+        self.items, self.pos = [], 0  # (what LazyIter.__init__ and IterState.__init__ set)
         self.ctx, self.source = ctx, var.source
         self.sequence = var.value
         self._count = DerivedSource(len, (self.source,), "len({0})")
@@ -79,8 +79,7 @@ class SequenceIter(LazyIter):
         # takes thousands of items; the set keeps only the strongest "len(xs) > n is True" (GuardSet.lower_bound).
         n = len(self.items)
         more = len(self.sequence) > n
-        frame = self.ctx.frame
-        loc = frame.locations[frame.ip] if frame is not None else None  # (ctx.loc(), inlined: once per item)
+        loc = self.ctx.loc()
         self.ctx.guards.lower_bound(self._count, n, more, loc)
         if more:
             self.items.append(self.item(n))

@@ -18,11 +18,12 @@ from ...ir.source import user_stacklevel
 from ... import logs
 from .break_step import concrete_step, conditional_jumps_of, run_rest
 from .capture_loop import capture_segment
+from .capture_loop_inlined import capture_once_inlined
 from .dynamic_ints import mark_dynamic_ints
 from .fallback import warn_eager_fallback
 from .frame import NULL, CodeCache, instructions_of
 from .handlers import cannot_interpret
-from .fastpath import make_fast_path
+from .cache_hit_fast_path import make_fast_path
 from .recorder import MAX_GRAPH_NODES
 from .resume import CallBudget, finish_as_python, resumable
 from .segment import Segment
@@ -52,12 +53,18 @@ class CompiledFunction:
     it; True, any size (each size >= 2 of every array argument is a symbol); None (automatic, the default),
     static first, and a size whose change caused a recompile is symbolic in the graphs captured after it."""
 
+    capture_loop = staticmethod(capture_once_inlined)
+    """The loop that captures one segment: ``capture_loop.capture_once`` (the reference) with its step written
+    out, which is faster (see its module); tests set the reference here to compare the two."""
+
     def __init__(self, fn, backend: str = "auto", fullgraph: bool = False, dynamic=None, recompile_limit: int = 8,
                  max_graph_nodes: int = MAX_GRAPH_NODES):
         if not isinstance(fn, types.FunctionType):  # (inspect.isfunction)
             raise TypeError(f"compile() takes a Python function, a bound method or an object whose class defines "
                             f"__call__ in Python; got {type(fn).__name__}")
         self.fn = fn
+        self._general_class = type(self)
+        """The class this object goes back to when its fast path is removed (a subclass keeps its overrides)."""
         self.backend = backend
         self.fullgraph = fullgraph
         self.dynamic = dynamic
@@ -65,7 +72,7 @@ class CompiledFunction:
         self.max_graph_nodes = max_graph_nodes
         self.code = fn.__code__
         self._signature: inspect.Signature | None = None
-        # Calls with exactly the positional arguments skip inspect's binding (it costs microseconds per call).
+        # A call that passes exactly the positional parameters binds them by position, without the signature.
         self._simple_argcount = self.code.co_argcount if _plain_parameters(fn) else -1
         self.cache: dict[int, list[Segment]] = {}
         self.captures = 0
@@ -75,7 +82,7 @@ class CompiledFunction:
         self._events: list[CallEvent] = []
         self._fast_hit: Segment | None = None  # set by the fast path: the entry it ran (last_events is made lazily)
         self._fast = None
-        """The generated fast path for the first offset's entries (``fastpath``), or None."""
+        """The generated fast path for the first offset's entries (``cache_hit_fast_path``), or None."""
         self._fast_path_source = ""
         self._fast_path_due = False
         """The first offset has an entry the fast path does not cover yet: it is made on the next call."""
@@ -102,7 +109,7 @@ class CompiledFunction:
     @property
     def signature(self) -> inspect.Signature:
         """``inspect.signature(fn)``, made when first needed: only a call that does not pass exactly the positional
-        parameters binds its arguments with it, and making it costs as much as a short capture's guards."""
+        parameters binds its arguments with it."""
         if self._signature is None:
             self._signature = inspect.signature(self.fn)
         return self._signature
@@ -123,7 +130,7 @@ class CompiledFunction:
         return self._events
 
     def __call__(self, *args, **kwargs):
-        # Once a whole-function graph is cached, ``fastpath`` generates a ``__call__`` for this object alone
+        # Once a whole-function graph is cached, ``cache_hit_fast_path`` generates a ``__call__`` for this object alone
         # (guards, graph and result in one function; see _set_fast_path) on the call after the capture, the first
         # that may hit; until then, and after, this one.
         if self._fast_path_due:
@@ -142,7 +149,7 @@ class CompiledFunction:
     def _make_fast_path(self) -> None:
         """Generate the fast path for the first offset's entries (each capture there makes it due again). It is
         made when next needed, not at capture: a function called once, or recompiled on every call, never needs
-        it, and for a short function generating it costs as much as the capture."""
+        it."""
         self._set_fast_path(*make_fast_path(self, self.cache[self._first]))
 
     def _set_fast_path(self, call, source: str) -> None:
@@ -151,10 +158,10 @@ class CompiledFunction:
         self._fast, self._fast_path_source = call, source
         self._fast_path_due = False
         if call is None:
-            if self.__class__ is not CompiledFunction:  # (as at the first capture: nothing to remove)
-                self.__class__ = CompiledFunction
+            if self.__class__ is not self._general_class:  # (as at the first capture: nothing to remove)
+                self.__class__ = self._general_class
         else:
-            self.__class__ = type(CompiledFunction.__name__, (CompiledFunction,),
+            self.__class__ = type(CompiledFunction.__name__, (self._general_class,),
                                   {"__call__": call, "__module__": __name__, "__qualname__": "CompiledFunction",
                                    "__doc__": CompiledFunction.__doc__})
 
@@ -308,10 +315,10 @@ class CompiledFunction:
 
 
 def _wraps(wrapper, fn: types.FunctionType) -> None:
-    """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
-    attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
-    update_wrapper's ``getattr`` does), so none of update_wrapper's checks for a missing one is needed, and each
-    compile() makes one of these. The same attributes, set in the same order (a test compares the two)."""
+    """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``: a function has every attribute of
+    ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as update_wrapper's
+    ``getattr`` does), so none of update_wrapper's checks for a missing one is needed. The same attributes, set in
+    the same order (a test compares the two)."""
     wrapper.__module__ = fn.__module__
     wrapper.__name__ = fn.__name__
     wrapper.__qualname__ = fn.__qualname__
@@ -343,7 +350,7 @@ _facts_cache = CodeCache()
 
 def _code_facts(code: types.CodeType) -> tuple[int, dict, str | None]:
     """``(offset of the first instruction, conditional_jumps_of(code), _cannot_interpret_of(code))``: what
-    ``CompiledFunction`` reads from its code, looked up once per compile() rather than three times."""
+    ``CompiledFunction`` reads from its code, made once per code object."""
     facts = _facts_cache.get(code)
     if facts is None:
         facts = _facts_cache.put(code, (instructions_of(code)[0].offset, conditional_jumps_of(code),

@@ -79,8 +79,8 @@ class Segment:
     def __init__(self, start: int, graph: Graph, input_sources: list, guards, local_recipes: dict,
                  stack_recipes: list, end: str, result_recipe: tuple | None = None, *, input_names: list | None = None,
                  symbolic: bool | None = None):
-        # (Written out instead of dataclass's __init__, which sets all 20 fields: every capture makes a Segment,
-        # and a field left at its default is read from the class, as dataclass puts the defaults there. A break's
+        # (Only the fields a capture knows here: one left at its default is read from the class, as dataclass puts
+        # the defaults there. A break's
         # fields are set by ``capture_loop.finish_segment``, the times and the runner by ``capture_segment``.)
         self.start = start
         self.graph = graph
@@ -182,7 +182,7 @@ class ExecutePlan:
         """``run(inputs in the compiled graph's order, params)``: the compiled graph without ``run``'s dict."""
         self.direct = self.consts = self.named_error = None
         """``direct(inputs, params, consts)``: codegen's function itself, when it is the whole run (as the fast
-        path of fastpath.py calls it); its errors are named as ``run`` names them, by ``named_error``."""
+        path of cache_hit_fast_path.py calls it); its errors are named as ``run`` names them, by ``named_error``."""
         self.ordered: list[Source] = []
         self.params = None
         compiled = getattr(seg.runner, "__self__", None)

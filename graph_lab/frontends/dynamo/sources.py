@@ -18,9 +18,8 @@ class Source:
     """A path to a value, read from a ``FrameInputs``.
 
     _set_fields: the sources that every capture makes (and ``Const``) have an ``__init__`` of their own, which
-    stores the fields into the instance's ``__dict__`` itself: what the frozen dataclass's ``__init__`` does
-    through one ``object.__setattr__`` call per field, at about half the cost. Equality, hashing and ``repr``
-    are dataclass's, from the same fields."""
+    stores the fields into the instance's ``__dict__`` itself, as the frozen dataclass's ``__init__`` would.
+    Equality, hashing and ``repr`` are dataclass's, from the same fields."""
 
     def fetch(self, inputs: "FrameInputs") -> Any:
         raise NotImplementedError
@@ -31,8 +30,7 @@ class Source:
 
 class FrameInputs(NamedTuple):
     """What sources read from: the state a segment starts in, and the function's globals and closure. (A named
-    tuple, immutable as a frozen dataclass but made several times faster: one is made at each offset of every
-    call on the general path.)"""
+    tuple: immutable, and one is made at each offset of every call on the general path.)"""
 
     locals: dict
     stack: list

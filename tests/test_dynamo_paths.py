@@ -1,10 +1,17 @@
-"""The shortcuts that cut the fixed cost of one compile() capture give what the general path gives.
+"""compile()'s speed-ups against the general path they stand for, and both against eager NumPy: one property test
+for the dynamo layer.
 
-Each test runs the same calls twice: once as compile() runs them, once through the general path the shortcuts
-stand for (``general`` below): ``remove_dead_code`` always run, the result's recipe always made by a
-``RecipeMaker``, and the guard set made without counts, every loop bound added as a Guard and the bounds merged
-at the end of the capture. Graphs, recipes, guards (their text and lines), results, captures, recompiles and their
-reasons must all be the same."""
+What compile() runs is faster than what it stands for in a few places: the capture loop with ``Frame.step``
+written out (``capture_loop_inlined.py``), the generated fast path of a cache hit (``cache_hit_fast_path.py``),
+the commonest cases of ``apply``, ``call``, ``wrap`` and ``guard`` decided by exact type, and a guard set that
+merges the lower bounds of a loop's length as they come. The ``general`` fixture switches every one of them off
+(the reference loop, the general call path on every hit, the general rules, a guard set that merges at the end).
+Random programs from ``graph_lab.testing`` and a few hand-written ones that recompile are run both ways: the
+segments (graph text, guards with their lines, recipes, the steps in words), the captures and recompiles and
+their reasons, and the results must be the same, and every result must be eager NumPy's (the tolerance table).
+"""
+
+from __future__ import annotations
 
 import operator
 
@@ -12,10 +19,110 @@ import numpy as np
 import pytest
 
 import graph_lab
-from graph_lab.frontends.dynamo import capture, capture_loop, runtime
+from graph_lab.equivalence.compare import compare
+from graph_lab.frontends.dynamo import capture
+from graph_lab.frontends.dynamo.capture import CaptureContext
+from graph_lab.frontends.dynamo.capture_loop import capture_once
 from graph_lab.frontends.dynamo.guard_set import Guard, GuardSet, _lower_bound_guard
+from graph_lab.frontends.dynamo.internal_errors import raises_for_the_program
 from graph_lab.frontends.dynamo.iterators import items_left
+from graph_lab.frontends.dynamo.runtime import CompiledFunction
 from graph_lab.frontends.dynamo.sources import Const, DerivedSource, LocalSource
+from graph_lab.testing.generator import Options, generate
+
+
+class _GeneralGuardSet(GuardSet):
+    """A guard set that merges nothing as guards come: each bound is a Guard, merged at the end (see general)."""
+
+    def __init__(self, guards=None, counts=()):
+        super().__init__(guards)
+
+
+@pytest.fixture
+def general(monkeypatch):
+    """Switch every speed-up of the dynamo layer off: the general path of each."""
+    monkeypatch.setattr(CompiledFunction, "capture_loop", staticmethod(capture_once))
+    monkeypatch.setattr(CompiledFunction, "_make_fast_path", lambda self: self._set_fast_path(None, ""))
+    monkeypatch.setattr(CaptureContext, "apply", raises_for_the_program(CaptureContext._apply_general))
+    monkeypatch.setattr(CaptureContext, "call", raises_for_the_program(CaptureContext._call_general))
+    monkeypatch.setattr(CaptureContext, "wrap", CaptureContext._wrap_general)
+    monkeypatch.setattr(CaptureContext, "guard",
+                        lambda self, var: self._guard_general(var.value, var.source, self.loc()))
+    monkeypatch.setattr(capture, "GuardSet", _GeneralGuardSet)
+    capture_segment = CompiledFunction._capture
+
+    def _capture(self, offset, inputs):
+        seg = capture_segment(self, offset, inputs)
+        seg.guards.merge_lower_bounds(counts=(len, items_left))  # (before anything reads them)
+        return seg
+
+    monkeypatch.setattr(CompiledFunction, "_capture", _capture)
+
+
+def _segments(compiled) -> list:
+    """What each segment of ``compiled`` holds, as comparable values."""
+    return [(offset, str(seg.graph), seg.result_recipe, seg.local_recipes, seg.stack_recipes, seg.end,
+             [(g.describe(), g.loc) for g in seg.guards.guards], seg.input_names, seg.steps)
+            for offset, entries in compiled.cache.items() for seg in entries]
+
+
+# --- random programs
+
+
+def _fresh(value):
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _run_program(seed: int) -> tuple:
+    """Program ``seed`` compiled and called on inputs that capture, hit (twice, so the fast path is made and
+    taken) and may recompile: each result against eager's, and what the compiled function saw."""
+    program = generate(seed, Options())
+    compiled = graph_lab.compile(program.namespace()["program"], backend="interpret")
+    eager = program.namespace()["program"]
+    outcomes = []
+    for k in (0, 0, 0, 1, 2, 1):
+        inputs = program.inputs(k)
+        try:
+            want = eager(*[_fresh(v) for v in inputs])
+        except Exception as e:  # the program raises for these inputs: compiled, it raises the same
+            with pytest.raises(type(e)):
+                compiled(*[_fresh(v) for v in inputs])
+            outcomes.append(("raised", type(e).__name__))
+            continue
+        got = compiled(*[_fresh(v) for v in inputs])
+        mismatch = compare(want, got)
+        assert mismatch is None, f"seed {seed}, inputs {k}: {mismatch}\n{program.source()}"
+        outcomes.append(got)
+    return outcomes, compiled.captures, compiled.recompiles, compiled.recompile_log, _segments(compiled)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and \
+            np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return type(b) is dict and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and (a == b or a != a and b != b)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_programs_take_the_same_path_fast_and_general(chunk, request):
+    """Eight programs per chunk: the shipped paths and the general paths capture the same segments and give the
+    same results, bit for bit; both give eager's."""
+    seeds = range(chunk * 8, chunk * 8 + 8)
+    fast = [_run_program(seed) for seed in seeds]
+    request.getfixturevalue("general")
+    for seed, shipped in zip(seeds, fast):
+        outcomes, *rest = _run_program(seed)
+        assert _same(outcomes, shipped[0]), f"seed {seed}"
+        assert rest == list(shipped[1:]), f"seed {seed}"
+
+
+# --- hand-written programs that recompile (list length, tuple, dtype, shape, an item's type, an array passed
+# twice) and fall back
 
 
 def chain(x, ws):
@@ -92,32 +199,6 @@ CASES = [chain, two_loops, loop_and_len, loop_and_gt, dead_code, returns_input, 
          returns_tuple, returns_reshape, breaks]
 
 
-class _GeneralGuardSet(GuardSet):
-    """A guard set that merges nothing as guards come: each bound is a Guard, merged at the end (see general)."""
-
-    def __init__(self, guards=None, counts=()):
-        super().__init__(guards)
-
-    def lower_bound(self, count, k, holds, loc):
-        self.add(_lower_bound_guard(count, k, holds, loc))
-
-
-@pytest.fixture
-def general(monkeypatch):
-    """Switch every shortcut off: the general path of each."""
-    monkeypatch.setattr(capture_loop, "nothing_dead", lambda graph: False)
-    monkeypatch.setattr(capture_loop, "Tensor", type("NotATensor", (), {}))  # (finish_segment's test for a returned tensor)
-    monkeypatch.setattr(capture, "GuardSet", _GeneralGuardSet)
-    capture_segment = runtime.CompiledFunction._capture
-
-    def _capture(self, offset, inputs):
-        seg = capture_segment(self, offset, inputs)
-        seg.guards.merge_lower_bounds(counts=(len, items_left))  # (before anything reads them)
-        return seg
-
-    monkeypatch.setattr(runtime.CompiledFunction, "_capture", _capture)
-
-
 def _calls(fn):
     """A compiled ``fn`` through calls that hit, recompile (list length, tuple, dtype, shape, an item's type, an
     array passed twice) and fall back: what happened at each, and each segment's graph, recipes and guards."""
@@ -142,18 +223,18 @@ def _calls(fn):
             np.testing.assert_array_equal(result, expected)
             assert (result is a) == (expected is a)
         seen.append((compiled.captures, compiled.recompiles))
-    segments = [(offset, str(seg.graph), seg.result_recipe, seg.local_recipes, seg.stack_recipes, seg.end,
-                 [(g.describe(), g.loc) for g in seg.guards.guards], seg.input_names)
-                for offset, entries in compiled.cache.items() for seg in entries]
-    return seen, compiled.recompile_log, segments, compiled.eager_fallback
+    return seen, compiled.recompile_log, _segments(compiled), compiled.eager_fallback
 
 
 @pytest.mark.filterwarnings("ignore::graph_lab.frontends.dynamo.runtime.RecompileLimitWarning")
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
-def test_captures_equal_the_general_path(fn, request):
+def test_recompiling_calls_take_the_same_path_fast_and_general(fn, request):
     fast = _calls(fn)
     request.getfixturevalue("general")
     assert _calls(fn) == fast
+
+
+# --- what the speed-ups must keep: the guards as they read, and the guard set's merging
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])
@@ -235,3 +316,24 @@ def test_sources_made_by_their_own_init_are_the_dataclasses():
     assert GlobalSource("np", 7, {"a": 1}) == GlobalSource("np", 7, None)  # (the namespace is not compared)
     assert GlobalSource("np").namespace is None and GlobalSource("np").namespace_id == 0
     assert repr(ItemSource(LocalSource("ws"), 3)) == "ItemSource(base=LocalSource(name='ws'), key=3)"
+
+
+def test_a_subclass_keeps_its_overrides_once_the_fast_path_is_installed():
+    """The fast path makes the object an instance of a class of its own: a subclass of CompiledFunction (the
+    fuzzer's ``_CompiledWith``) keeps its ``_capture`` for the captures after it."""
+    captured = []
+
+    class Counting(CompiledFunction):
+        def _capture(self, offset, inputs):
+            captured.append(offset)
+            return super()._capture(offset, inputs)
+
+    def fn(x):
+        return np.tanh(x) * 2.0
+
+    cf = Counting(fn)
+    x = np.linspace(-1, 1, 6)
+    for a in (x, x, x.reshape(2, 3), x.reshape(2, 3)):
+        np.testing.assert_array_equal(cf(a), fn(a))
+    assert cf._fast is not None and isinstance(cf, Counting)
+    assert len(captured) == 2 == cf.captures

@@ -1,6 +1,12 @@
 """The fast path of a cache hit: one generated Python function for all entries of a compiled function's first
 offset, when each of them is a whole-function graph (it ends in ``return``, with no graph break).
 
+Why it exists, measured: a cache hit of ``np.tanh(x @ w) + x`` on [4, 8] costs 1.8 us through this path and
+5.5 us through the general one (eager: 1.3 us), two thirds of a hit saved; for a chain of 16 layers, 10-30% of a
+hit (84 vs 94 us, and 65 vs 93 us, in two runs). Measured on 3.11 with
+``PYTHONPATH=. python benchmarks/bench_capture_loop.py``, interleaved with eager in one run on a shared machine
+(2 cores, up to 7 other jobs). ``tests/test_dynamo_paths.py`` holds it to the general path on random programs.
+
 The general path of ``CompiledFunction.__call__`` builds a ``FrameInputs``, runs each entry's compiled guard
 function, fetches the graph's inputs through their sources, runs the graph and follows the result's recipe; each
 step is a few Python calls, and together they cost more than the NumPy work of a small function. The fast path
@@ -32,7 +38,7 @@ sit in front of its compiled code, and becomes the compiled function's ``__call_
 It checks the same guards in the same order as the entries' own guard functions, so it picks the entry the general
 path would pick; on a miss the general path takes over (it works out which guard failed, logs why and captures
 again). Like the guard functions, the source refers to keys, attribute names, expected values and objects only
-through names bound to them (``K0``, ``K1``, ...: default arguments, read as fast as locals), never text taken
+through names bound to them (``K0``, ``K1``, ...), never text taken
 from user data; the only literals it contains are indices and axis numbers it made itself. A run of like guards on
 the items of a list (``guards.item_runs``: ``for w in ws`` over N arrays of one shape) is one slice and one loop::
 
@@ -78,7 +84,7 @@ class _Writer:
         self.lines: list[str] = []
 
     def const(self, value) -> str:
-        """A name for ``value`` in the generated function (a default argument: read as fast as a local)."""
+        """A name for ``value`` in the generated function."""
         self.consts.append(value)
         return f"K{len(self.consts) - 1}"
 
@@ -289,7 +295,7 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
                          f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"] + \
         [line for i, d in enumerate(defaults, required)
          for line in (f"    if a{i} is UNSET:", f"        a{i} = {writer.const(d)}")]
-    # K0, K1, ... are the cells of a closure: read as fast as locals, and out of reach of any keyword argument
+    # K0, K1, ... are the cells of a closure: out of reach of any keyword argument
     lines = [f"def make({', '.join(f'K{i}' for i in range(len(writer.consts)))}):"]
     lines += ["    " + line for line in writer.lines] + ["    return __call__"]
     source = "\n".join(lines)
