@@ -16,24 +16,27 @@ from __future__ import annotations
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op
+from ..ops.aliasing import may_be_view
 from .simplify_rules import RULES, Rule
 
 
 def _aliasing_outputs(graph: Graph) -> set[int]:
-    """Positions of outputs that are an input, a parameter, a constant, or the same value as an earlier output."""
+    """Positions of outputs that are an input, a parameter, a constant, the same value as an earlier output, or
+    a value that may be a view (of any of these, or a read-only one: ``x.diagonal()``)."""
     out = set()
     for i, v in enumerate(graph.outputs):
-        if v.node.op in ("input", "param", "const") or v in graph.outputs[:i]:
+        if v.node.op in ("input", "param", "const") or v in graph.outputs[:i] or may_be_view(v.node):
             out.add(i)
     return out
 
 
 def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[str]) -> None:
-    """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``):
-    a caller's write to one would then show through the other. Such outputs get a copy."""
+    """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``) or a
+    view (``x.diagonal() + 0``, read-only in NumPy): a caller's write to one would then show through the other,
+    or fail. Such outputs get a copy."""
     for i in sorted(_aliasing_outputs(graph) - aliasing_before):
         value = graph.outputs[i]
-        graph.outputs[i] = graph.add_node(Op.COPY, [value], {}, value.node.loc).output
+        graph.outputs[i] = graph.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
 
 
@@ -76,6 +79,9 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
             outputs = node.outputs
             if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
+            if not outputs[0].type.shape:
+                continue  # 0-d: NumPy scalar or 0-d array by how it was made (``x * 1`` of a 0-d array is a
+                #           scalar), which the IR does not record, so the operand may not stand for the result
             for rule in rules:
                 new = rule.rewrite(node, graph)
                 if new is None or new.type != outputs[0].type:
