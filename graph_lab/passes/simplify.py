@@ -21,20 +21,25 @@ from .simplify_rules import RULES, Rule
 
 
 def _aliasing_outputs(graph: Graph) -> set[int]:
-    """Positions of outputs that are an input, a parameter, a constant, the same value as an earlier output, or
-    a value that may be a view (of any of these, or a read-only one: ``x.diagonal()``)."""
+    """Positions of outputs that are an input, a parameter, a constant, or the same value as an earlier output."""
     out = set()
     for i, v in enumerate(graph.outputs):
-        if v.node.op in ("input", "param", "const") or v in graph.outputs[:i] or may_be_view(v.node):
+        if v.node.op in ("input", "param", "const") or v in graph.outputs[:i]:
             out.add(i)
     return out
 
 
-def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[str]) -> None:
+def _view_outputs(graph: Graph) -> set[int]:
+    """Positions of outputs that may be a view (of an input, or a read-only one: ``x.diagonal()``)."""
+    return {i for i, v in enumerate(graph.outputs) if may_be_view(v.node)}
+
+
+def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], views_before: set[int], report: list[str]) -> None:
     """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``) or a
     view (``x.diagonal() + 0``, read-only in NumPy): a caller's write to one would then show through the other,
     or fail. Such outputs get a copy."""
-    for i in sorted(_aliasing_outputs(graph) - aliasing_before):
+    new_views = _view_outputs(graph) - views_before - aliasing_before
+    for i in sorted((_aliasing_outputs(graph) - aliasing_before) | new_views):
         value = graph.outputs[i]
         graph.outputs[i] = graph.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
@@ -60,7 +65,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
         One line per rewrite: the rule and the node it replaced.
     """
     report: list[str] = []
-    aliasing_before = _aliasing_outputs(graph)
+    aliasing_before, views_before = _aliasing_outputs(graph), _view_outputs(graph)
     rules_of: dict[Op, list[Rule]] = {}  # each op's rules, in their order in ``rules``
     for rule in rules:
         rules_of.setdefault(rule.op, []).append(rule)
@@ -96,7 +101,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
                 changed = True
                 break
     if report:
-        _keep_outputs_fresh(graph, aliasing_before, report)
+        _keep_outputs_fresh(graph, aliasing_before, views_before, report)
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")
