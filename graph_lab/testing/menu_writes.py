@@ -4,8 +4,9 @@ Each form writes into an array already in scope (an argument, or a value the pro
 a view of an argument): an item or a slice, the whole array, a boolean mask (``t[t > m] = m``,
 ``t[u > 0] = u[u > 0]``), an index array with a repeated index, ``np.maximum.at``, ``np.copyto``, ``out=``, a
 view taken and written through (an index, ``.T``, a one-operand ``np.einsum``), with a graph break
-(``float(t.sum())``) between the view and the write, and a reshape of an array just written. The values written stay inside the target's interval, so every alias of it (which the generator does not track)
-keeps the interval it was given. The generator runs each form on samples and keeps the ones NumPy accepts.
+(``float(t.sum())``) between the view and the write, and a reshape of an array just written. The values
+written stay inside the target's interval, so every alias of it (which the generator does not track) keeps the
+interval it was given. The generator runs each form on samples and keeps the ones NumPy accepts.
 """
 
 from __future__ import annotations

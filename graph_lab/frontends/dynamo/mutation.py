@@ -75,15 +75,16 @@ class InputWrites:
                                  "pass arrays that do not overlap, or accept the break")
         self.written[key] = entry
 
-    def finish(self, maker) -> list[tuple]:
+    def finish(self, maker, regions: bool = False) -> list[tuple]:
         """The write-backs of the segment, ``[(source, output index)]``: each written array's final value is a
-        graph output (added through the RecipeMaker ``maker``), or, for writes into parts of it, the
+        graph output (added through the RecipeMaker ``maker``), or, with ``regions`` (for a backend that cannot
+        compute the final value in the caller's array: ``donated_inputs``), for writes into parts of it the
         ``writeback.Regions`` to write. Adds the guards that make them valid."""
         writebacks = []
         checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
         for key, (t, source, _) in self.written.items():
             t._check_fresh()
-            regions = writeback.plan(t._value, source, maker)  # only the written regions, where it can
+            regions = writeback.plan(t._value, source, maker) if regions else None  # only the written parts
             writebacks.append((source, regions if regions is not None else maker.output(t._value)))
             self.guards.add(Guard("writeable", source, None, None))
             for other_key, (_, other_source, _) in self.inputs.items():
