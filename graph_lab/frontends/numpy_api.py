@@ -13,6 +13,7 @@ from ..ops import Op
 from ..ops.elementwise import OUTER_UFUNCS
 from ..ops.library import BY_FUNCTION, result_of
 from ..ops.indexing import ACCUMULATE
+from ..ops.linalg import einsum_is_view, einsum_letters
 from .tensor import Tensor, call_op
 
 NOT_COVERED = "is not in the op table or the registry of pure NumPy functions"
@@ -178,6 +179,16 @@ def _op(op: Op):
     return lambda *args, **kwargs: call_op(op, *args, **kwargs)
 
 
+def _einsum(subscripts, *operands, **kwargs):
+    """``np.einsum``; with one operand whose letters it only permutes (``'ij->ji'``), NumPy returns a transposed
+    view, so it is one: a write through it reaches the operand, as in eager code."""
+    if len(operands) == 1 and not kwargs and isinstance(subscripts, str) and einsum_is_view(subscripts):
+        lhs, rhs = einsum_letters(subscripts)
+        if "..." not in lhs and len(set(lhs)) == len(lhs) == np.ndim(operands[0]):
+            return call_op(Op.TRANSPOSE, operands[0], tuple(lhs.index(ch) for ch in rhs))
+    return call_op(Op.EINSUM, subscripts, *operands, **kwargs)
+
+
 def _size(a, axis=None):
     """``np.size``: a static property (a SymInt for a symbolic size)."""
     return a.size if axis is None else a.shape[axis]
@@ -192,7 +203,7 @@ FUNCTIONS = {
     np.concatenate: _op(Op.CONCATENATE), np.stack: _op(Op.STACK), np.split: _op(Op.SPLIT),
     np.array_split: _array_split, np.hstack: hstack, np.vstack: vstack, np.repeat: _op(Op.REPEAT),
     np.tile: _op(Op.TILE), np.pad: _op(Op.PAD), np.triu: _op(Op.TRIU), np.tril: _op(Op.TRIL),
-    np.einsum: _op(Op.EINSUM), np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE), np.empty_like: _op(Op.ZEROS_LIKE),
+    np.einsum: _einsum, np.outer: _op(Op.OUTER), np.zeros_like: _op(Op.ZEROS_LIKE), np.empty_like: _op(Op.ZEROS_LIKE),
     np.ones_like: _op(Op.ONES_LIKE), np.full_like: _op(Op.FULL_LIKE), np.copy: _op(Op.COPY),
     np.ravel: _ravel, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.astype: _op(Op.CAST),
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: _size,

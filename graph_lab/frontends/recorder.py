@@ -21,9 +21,10 @@ from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
 from ..ops.indexing import Slice, is_basic
+from ..ops.linalg import einsum_is_view
 from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
 
-_MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE})
+_MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE, Op.EINSUM})
 """Ops that return a view of their first operand only sometimes (the others say so in ``OpDef.view``)."""
 
 
@@ -148,11 +149,16 @@ class Recorder:
         else:
             outs = [Tensor(self, v) for v in node.outputs]
             first = operands[0] if operands else None
-            if isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE) and \
+            if op == Op.EINSUM:
+                if len(operands) == 1 and isinstance(first, Tensor) and einsum_is_view(attrs["subscripts"]):
+                    # NumPy returns a view of its operand (``'ii->i'``: a writeable diagonal), which no op of
+                    # the graph is; writes into either side are refused, and compile() redoes it on the real array
+                    outs[0]._maybe_alias = (first._storage, first._storage.version, first)
+            elif isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE) and \
                     not _numpy_scalar(first):
                 if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
                     # A view or a copy, depending on memory layout, which a stand-in does not know.
-                    outs[0]._maybe_alias = (first._storage, first._storage.version)
+                    outs[0]._maybe_alias = (first._storage, first._storage.version, first)
                 elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
                     _make_view(outs[0], first, op, attrs)
             elif isinstance(first, Tensor) and op == Op.SPLIT:
@@ -192,7 +198,9 @@ def _numpy_scalar(t: Tensor) -> bool:
     """Whether eager NumPy holds ``t`` as a NumPy scalar, not a 0-d array: a ufunc or a reduction of 0-d
     operands returns one (``a0d - 1``, ``x.sum()``), so a "view" of it is a new array a write cannot reach."""
     node = t._value.node
-    if t.ndim != 0 or node is None or node.op in (Op.CAST, Op.WHERE):
+    while node is not None and node.op == Op.CAST:  # a cast keeps a NumPy scalar one, and a 0-d array one
+        node = node.inputs[0].node
+    if t.ndim != 0 or node is None or node.op == Op.WHERE:
         return False
     if node.op == Op.COPY:
         return bool(node.attrs.get("ufunc"))

@@ -94,7 +94,8 @@ class Tensor(TensorLike):
         self._version = self._storage.version
         self._view = None  # (base tensor, op, attrs) when this tensor aliases base's memory
         # (storage, version) of an array this one may or may not alias: NumPy's reshape returns a view or a
-        # copy depending on the memory layout, which a stand-in does not know.
+        # copy depending on the memory layout, which a stand-in does not know (then the reshaped tensor comes
+        # third, so that compile() can redo the reshape on the real array: ``RecipeMaker.tensor``).
         self._maybe_alias = None
 
     # --- static properties (known without data)
@@ -219,6 +220,11 @@ class Tensor(TensorLike):
 
     def _check_fresh(self, loc=None) -> None:
         if self._maybe_alias is not None and self._maybe_alias[0].version != self._maybe_alias[1]:
+            if self._value.node is not None and self._value.node.op == Op.EINSUM:
+                raise self._rec.fail("this array came from a one-operand np.einsum of an array that was written "
+                                     "in place afterwards; NumPy returns a view there, and a graph cannot show "
+                                     "the write through it. Call einsum after the write, or .copy() its result",
+                                     loc)
             raise self._rec.fail("this array came from a reshape of an array that was written in place "
                                  "afterwards; NumPy's reshape returns a view or a copy depending on memory layout, "
                                  "so whether the write shows here is unknown to a graph. Reshape after the write, "
@@ -233,6 +239,10 @@ class Tensor(TensorLike):
     def _write(self, new: "Tensor") -> None:
         """Give this tensor (and, through views, its base) the value of ``new``."""
         self._check_fresh()
+        if self._maybe_alias is not None and self._value.node is not None and self._value.node.op == Op.EINSUM:
+            raise self._rec.fail("in-place write into the result of a one-operand np.einsum, a view of its "
+                                 "operand in NumPy that a graph cannot write through. .copy() it first, or write "
+                                 "into the operand")
         if self._maybe_alias is not None:
             raise self._rec.fail("in-place write into the result of a reshape: NumPy's reshape returns a view or "
                                  "a copy depending on memory layout, so whether this write also changes the "

@@ -61,11 +61,17 @@ def gelu(x):
     return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
 
 
-def copy(x, contiguous=False, ufunc=False):
+def copy(x, contiguous=False, ufunc=False, keep_scalar=False):
     """A copy of x in memory of its own. Its layout can matter (matmul and sums pick their summation order by
     strides), so the spelling is kept: ``np.copy(x)`` keeps x's order, ``x.copy()`` is C order
-    (``contiguous=True``), and ``+x`` (``np.positive``) is laid out as a ufunc lays out its result."""
-    return np.positive(x) if ufunc else np.array(x, copy=True, order="C" if contiguous else "K")
+    (``contiguous=True``), and ``+x`` (``np.positive``) is laid out as a ufunc lays out its result.
+    A number has no memory to share: ``x.copy()`` of a NumPy scalar is that scalar, as NumPy gives it, and so are
+    the copies the passes add to keep outputs apart (``keep_scalar``: a NumPy or Python number stays itself)."""
+    if ufunc:
+        return np.positive(x)
+    if not isinstance(x, np.ndarray) and (keep_scalar or (contiguous and isinstance(x, np.generic))):
+        return x
+    return np.array(x, copy=True, order="C" if contiguous else "K")
 
 
 def _bind_copy(x, order="K", ufunc=False):
@@ -194,6 +200,8 @@ def _bind_cast(x, dtype):
 
 
 def _cast(x, dtype):
+    if isinstance(x, np.generic):  # a NumPy scalar stays one, as ``x.astype`` and ``np.astype`` give it
+        return x.astype(dtype)
     return np.asarray(x).astype(dtype)
 
 

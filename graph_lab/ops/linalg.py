@@ -91,6 +91,25 @@ def _einsum_parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[int, 
     return tuple(sizes[ch] for ch in before) + mid + tuple(sizes[ch] for ch in after)
 
 
+def einsum_letters(subscripts: str) -> tuple[str, str]:
+    """The input term and the output term of a one-operand ``np.einsum``, the implicit output written out
+    (the letters that appear once, in alphabetical order)."""
+    lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
+    if not arrow:
+        ell = "..." if "..." in lhs else ""
+        rhs = ell + "".join(sorted(ch for ch in set(lhs.replace("...", "")) if lhs.count(ch) == 1))
+    return lhs, rhs
+
+
+def einsum_is_view(subscripts: str) -> bool:
+    """Whether NumPy's one-operand ``np.einsum(subscripts, x)`` returns a view of ``x``: no index is summed (a
+    permutation, or a diagonal when a letter repeats: ``'ij->ji'``, ``'ii->i'``, ``'...->...'``)."""
+    lhs, rhs = einsum_letters(subscripts)
+    if "," in lhs or ("..." in lhs) != ("..." in rhs):
+        return False
+    return set(lhs.replace("...", "")) == set(rhs.replace("...", ""))
+
+
 def _bind_einsum(subscripts, *operands):
     if not isinstance(subscripts, str):
         raise OpError("einsum: give the subscripts as a string first, as in einsum('ij,jk->ik', a, b)")

@@ -80,7 +80,7 @@ def keep_outputs_apart(before: Graph, after: Graph) -> list[str]:
         merged = same_as is not None and before.outputs[same_as] is not before.outputs[i]
         shared = next((taken[r] for r in rs if r in taken and before_group[taken[r]] != before_group[i]), None)
         if new_source or merged or shared is not None:
-            copy = after.add_node(Op.COPY, [value], {}, value.node.loc).output
+            copy = after.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
             after.outputs[i] = copy
             rs = frozenset([copy])
             why = "an input or a constant" if new_source else f"output {same_as if merged else shared}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op
+from ..ops.aliasing import may_be_view
 from .simplify_rules import RULES, Rule
 
 
@@ -28,12 +29,19 @@ def _aliasing_outputs(graph: Graph) -> set[int]:
     return out
 
 
-def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], report: list[str]) -> None:
-    """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``):
-    a caller's write to one would then show through the other. Such outputs get a copy."""
-    for i in sorted(_aliasing_outputs(graph) - aliasing_before):
+def _view_outputs(graph: Graph) -> set[int]:
+    """Positions of outputs that may be a view (of an input, or a read-only one: ``x.diagonal()``)."""
+    return {i for i, v in enumerate(graph.outputs) if may_be_view(v.node)}
+
+
+def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], views_before: set[int], report: list[str]) -> None:
+    """Eager code returned a new array where a rewrite made an output the input itself (``return x * 1``) or a
+    view (``x.diagonal() + 0``, read-only in NumPy): a caller's write to one would then show through the other,
+    or fail. Such outputs get a copy."""
+    new_views = _view_outputs(graph) - views_before - aliasing_before
+    for i in sorted((_aliasing_outputs(graph) - aliasing_before) | new_views):
         value = graph.outputs[i]
-        graph.outputs[i] = graph.add_node(Op.COPY, [value], {}, value.node.loc).output
+        graph.outputs[i] = graph.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
 
 
@@ -57,7 +65,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
         One line per rewrite: the rule and the node it replaced.
     """
     report: list[str] = []
-    aliasing_before = _aliasing_outputs(graph)
+    aliasing_before, views_before = _aliasing_outputs(graph), _view_outputs(graph)
     rules_of: dict[Op, list[Rule]] = {}  # each op's rules, in their order in ``rules``
     for rule in rules:
         rules_of.setdefault(rule.op, []).append(rule)
@@ -76,6 +84,9 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
             outputs = node.outputs
             if len(outputs) != 1 or not (outputs[0].users or outputs[0] in graph.outputs):
                 continue  # erased by an earlier rewrite, or dead
+            if not outputs[0].type.shape:
+                continue  # 0-d: NumPy scalar or 0-d array by how it was made (``x * 1`` of a 0-d array is a
+                #           scalar), which the IR does not record, so the operand may not stand for the result
             for rule in rules:
                 new = rule.rewrite(node, graph)
                 if new is None or new.type != outputs[0].type:
@@ -90,7 +101,7 @@ def simplify(graph: Graph, rules: list[Rule] = RULES) -> list[str]:
                 changed = True
                 break
     if report:
-        _keep_outputs_fresh(graph, aliasing_before, report)
+        _keep_outputs_fresh(graph, aliasing_before, views_before, report)
     removed = graph.remove_dead_code()
     if removed:
         report.append(f"removed {removed} nodes that nothing reads any more")

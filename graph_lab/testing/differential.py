@@ -24,6 +24,7 @@ from ..equivalence.compare import Mismatch, compare
 from ..equivalence.observe import describe, printed
 from ..errors import ScriptError, TraceError
 from .program import Program, load
+from .strict import aliasing_difference, aliasing_of, strict_difference
 from .ways import Way, way as way_named
 
 STATE_NAMES = ("log", "state", "COUNTER", "G", "items")
@@ -48,6 +49,9 @@ class Observed:
     state: dict
     args: list = field(default_factory=list)
     """The final contents of the array arguments (the function may write into them)."""
+    aliasing: list = field(default_factory=list)
+    """Which result arrays are, or share memory with, an argument or another result (``strict.aliasing_of``;
+    taken for eager code and for the strict ways only)."""
 
 
 @dataclass
@@ -89,7 +93,7 @@ def differential(program: Program, ways: list[Way], calls: list[Call] | None = N
     gives the expected results instead (a program the rewritten ``program`` must agree with)."""
     calls = calls if calls is not None else default_calls(program)
     try:
-        eager = observe_calls((reference or program).namespace(), calls)
+        eager = observe_calls((reference or program).namespace(), calls, strict=any(w.frontend.strict for w in ways))
     except Exception as e:
         return Verdict(program, discarded=f"{type(e).__name__}: {e}")
     verdict = Verdict(program)
@@ -101,8 +105,10 @@ def differential(program: Program, ways: list[Way], calls: list[Call] | None = N
     return verdict
 
 
-def observe_calls(namespace: dict, calls: list[Call], build: Callable | None = None) -> list[Observed]:
-    """Call the program (built by ``build``, eager by default) once per call, recording what it did."""
+def observe_calls(namespace: dict, calls: list[Call], build: Callable | None = None,
+                  strict: bool = False) -> list[Observed]:
+    """Call the program (built by ``build``, eager by default) once per call, recording what it did (with
+    ``strict``, how its results alias the arguments too)."""
     fn = namespace["program"] if build is None else build(namespace["program"])
     out = []
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -114,7 +120,8 @@ def observe_calls(namespace: dict, calls: list[Call], build: Callable | None = N
             with printed() as text:
                 result = fn(*args)
             out.append(Observed(result, text.getvalue(), state_of(namespace),
-                                [a.copy() for a in args if isinstance(a, np.ndarray)]))
+                                [a.copy() for a in args if isinstance(a, np.ndarray)],
+                                aliasing_of(result, args) if strict else []))
     return out
 
 
@@ -129,7 +136,10 @@ def arguments(call: Call) -> list:
 def compare_call(w: Way, want: Observed, have: Observed, ref64=None) -> Mismatch | None:
     """The first difference of one call: the result, then (for a way that keeps them) printing and state, and
     (for a way that writes into the caller's arrays) the arguments' final contents."""
-    mismatch = compare(want.result, have.result, exact=w.exact)
+    if w.frontend.strict:
+        mismatch = strict_difference(want.result, have.result) or aliasing_difference(want.aliasing, have.aliasing)
+    else:
+        mismatch = compare(want.result, have.result, exact=w.exact)
     if mismatch is not None and not w.exact and mismatch.kind == "value" and ref64 is not None:
         mismatch = compare(want.result, have.result, ref64=ref64())
     if mismatch is None and w.frontend.keeps_side_effects:
@@ -160,7 +170,7 @@ def run_way(program: Program, w: Way, calls: list[Call], eager: list[Observed]) 
         return Outcome(w.name, status, call, detail, mismatch, changes, ops)
 
     try:
-        got = observe_calls(program.namespace(), calls, build)
+        got = observe_calls(program.namespace(), calls, build, strict=w.frontend.strict)
     except (TraceError, ScriptError) as e:
         return outcome("refused", detail=str(e).splitlines()[0])
     except Exception as e:
@@ -239,8 +249,8 @@ def replay(source: str, way_name: str, calls: list[list], views: tuple = ()) -> 
     ``calls`` (with ``views``, as ``Program.aliases``); the first difference."""
     w = way_named(way_name)
     steps = [Call(args, views=views) for args in calls]
-    eager = observe_calls(load(source, "<graph_lab reproducer>"), steps)
-    got = observe_calls(load(source, "<graph_lab reproducer>"), steps, w.build)
+    eager = observe_calls(load(source, "<graph_lab reproducer>"), steps, strict=w.frontend.strict)
+    got = observe_calls(load(source, "<graph_lab reproducer>"), steps, w.build, strict=w.frontend.strict)
     for want, have in zip(eager, got):
         mismatch = compare_call(w, want, have)
         if mismatch is not None:

@@ -3,9 +3,10 @@
 Each form writes into an array already in scope (an argument, or a value the program made, which may itself be
 a view of an argument): an item or a slice, the whole array, a boolean mask (``t[t > m] = m``,
 ``t[u > 0] = u[u > 0]``), an index array with a repeated index, ``np.maximum.at``, ``np.copyto``, ``out=``, a
-view taken and written through, with a graph break (``float(t.sum())``) between the view and the write. The
-values written stay inside the target's interval, so every alias of it (which the generator does not track)
-keeps the interval it was given. The generator runs each form on samples and keeps the ones NumPy accepts.
+view taken and written through (an index, ``.T``, a one-operand ``np.einsum``), with a graph break
+(``float(t.sum())``) between the view and the write, and a reshape of an array just written. The values
+written stay inside the target's interval, so every alias of it (which the generator does not track) keeps the
+interval it was given. The generator runs each form on samples and keeps the ones NumPy accepts.
 """
 
 from __future__ import annotations
@@ -69,9 +70,14 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
         view = Var(v, (), t.dtype, t.lo, t.hi)  # (its shape: set by the generator from the sample run)
         forms += [[f"{v} = {t.name}[{key}]", f"{v} *= 0.5"],
                   [f"{v} = {t.name}[{key}]", f"{s} = float({t.name}.sum())", f"{v} *= 0.5"],
-                  [f"{v} = {t.name}.T", f"{v}[0] = {m}"]]
+                  [f"{v} = {t.name}.T", f"{v}[0] = {m}"],
+                  # a view that is a reshape taken after the write (a view of a contiguous argument the caller
+                  # may write into; found by the strict ways)
+                  [f"{t.name}[{key}] = {value}", f"{v} = {t.name}.reshape(-1)"]]
+        if t.ndim == 2:  # np.einsum of one operand that only permutes it returns a view (found by the strict ways)
+            forms += [[f"{v} = np.einsum('ij->ji', {t.name})", f"{v}[0] = {m}"]]
     lines = rng.choice(forms)
-    if halves and lines[0].split(" = ")[0] == view.name:
+    if halves and any(line.startswith(f"{view.name} = ") for line in lines):
         new.append(view)
     if rng.random() < 0.2:  # a fresh array, written into
         f = name("h")

@@ -23,6 +23,7 @@ from ..backends.reference import prepare, run
 from ..backends.python_source import to_python
 from ..frontends import pytree
 from ..frontends.dynamo.runtime import CompiledFunction
+from ..frontends.dynamo.runtime import compile as compile_function
 from ..frontends.lazy import LazyRunner
 from ..frontends.script import script
 from ..frontends.tensor import Tensor
@@ -67,6 +68,9 @@ class Frontend:
     writes_arguments: bool = False
     """A write into an argument array reaches the caller's array, as in eager code (compile's write-back).
     trace and script refuse such a write (TraceError, ScriptError); a lazy tensor holds a copy."""
+    strict: bool = False
+    """What it returns is what the user's call returns, so types and aliasing are compared too
+    (``testing/strict.py``): a 0-d array where eager gives a NumPy scalar is a mismatch."""
 
 
 class GraphCompiler:
@@ -202,6 +206,14 @@ class _CompiledWith(CompiledFunction):
         return self.nested[fn]
 
 
+def _as_user_calls(backend: str) -> Callable[[Callable, GraphCompiler], Callable]:
+    """``graph_lab.compile(fn, backend=backend)`` itself, as a user calls it: its own passes and backend, and
+    what its call returns handed back untouched (the way's pipeline and backend only name what it runs)."""
+    def make(fn: Callable, compiler: GraphCompiler) -> Callable:
+        return compile_function(fn, backend=backend)
+    return make
+
+
 # --- backends and pipelines
 
 def _interpret(graph: Graph) -> Runner:
@@ -286,10 +298,17 @@ class Way:
 
 WAYS = [Way(f, p, b) for f in FRONTENDS.values() for p in PIPELINES.values() for b in BACKENDS.values()]
 
+USER_WAYS = [Way(Frontend("user", _as_user_calls(backend), keeps_side_effects=True, sees_python_state=True,
+                          writes_arguments=True, strict=True), PIPELINES["exact"], Backend(backend, _compiled(backend)))
+             for backend in ("auto", "interpret")]
+"""``graph_lab.compile(fn)`` and ``graph_lab.compile(fn, backend="interpret")`` called as a user calls them, and
+compared strictly: what the caller gets back, not just its values. (``auto`` runs a fused C kernel only on
+groups of at least ``cost.MIN_ELEMENTS`` elements, larger than the generator's arrays: it is exact here.)"""
+
 
 def way(name: str) -> Way:
     """The way named ``frontend/pipeline/backend``."""
-    for w in WAYS:
+    for w in WAYS + USER_WAYS:
         if w.name == name:
             return w
     raise KeyError(f"no way named {name!r}; the ways are {[w.name for w in WAYS]}")

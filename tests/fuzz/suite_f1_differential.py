@@ -16,7 +16,11 @@ from graph_lab.testing.differential import default_calls, differential, reproduc
 from graph_lab.testing.generator import Options, generate
 from graph_lab.testing.program import If, Line
 from graph_lab.testing.shrink import minimize
-from graph_lab.testing.ways import WAYS
+from graph_lab.testing.ways import USER_WAYS, WAYS, way
+
+ALL_WAYS = WAYS + USER_WAYS
+"""Every frontend x pipeline x backend, and ``graph_lab.compile(fn)`` called as a user calls it, compared
+strictly (types, aliasing, flags: ``graph_lab/testing/strict.py``)."""
 
 CALLS_PER_PROGRAM = 3
 MUTATION = Options(mutation=True)
@@ -36,7 +40,7 @@ def run_chunk(seeds: range, options: Options = Options()) -> dict:
     failures: list[tuple[int, str]] = []
     for seed in seeds:
         program = generate(seed, options_for(seed, options))
-        verdict = differential(program, WAYS)
+        verdict = differential(program, ALL_WAYS)
         if verdict.discarded:
             tally["discarded"] += 1
             continue
@@ -48,6 +52,9 @@ def run_chunk(seeds: range, options: Options = Options()) -> dict:
             tally[o.status] += 1
             tally["calls compared"] += CALLS_PER_PROGRAM if o.status == "ok" else max(o.call, 0)
             tally[f"{o.status} {o.way.split('/')[0]}"] += 1
+            if o.way.startswith("user/"):
+                tally[f"strict {o.status}"] += 1
+                tally["strict calls compared"] += CALLS_PER_PROGRAM if o.status == "ok" else max(o.call, 0)
             ops |= o.ops
             if o.status in ("mismatch", "crash"):
                 failures.append((seed, o.way))
@@ -73,11 +80,14 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
         figure.add("with a data-dependent if", tally["data-dependent programs"])
         figure.add("with in-place writes / aliasing arguments",
                    f"{tally['writing programs']} / {tally['aliasing programs']}")
-        figure.add("ways", f"{len(WAYS)} ({', '.join(w.name for w in WAYS[:2])}, ...)")
+        figure.add("ways", f"{len(ALL_WAYS)} ({', '.join(w.name for w in WAYS[:2])}, ..., "
+                           f"{', '.join(w.name for w in USER_WAYS)})")
         figure.add("program x way runs", tally["ok"] + tally["mismatch"] + tally["crash"] + tally["refused"])
         figure.add("calls compared", tally["calls compared"])
         figure.add("mismatches", tally["mismatch"])
         figure.add("crashes", tally["crash"])
+        figure.add("strict ways: calls compared / mismatches / crashes",
+                   f"{tally['strict calls compared']} / {tally['strict mismatch']} / {tally['strict crash']}")
         figure.add("refusals (TraceError, ScriptError)", tally["refused"])
         figure.add("refusals by frontend", ", ".join(f"{w.frontend.name} {tally['refused ' + w.frontend.name]}"
                                                      for w in WAYS if w.pipeline.name == "none" and
@@ -91,6 +101,6 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
 
 
 def _reproduce(seed: int, way_name: str) -> str:
-    w = next(w for w in WAYS if w.name == way_name)
+    w = way(way_name)
     small, outcome = minimize(generate(seed, options_for(seed)), w)
     return reproducer(small, way_name, max(outcome.call, 0) if outcome else 0, default_calls(small))

@@ -62,6 +62,7 @@ import numpy as np
 
 from .guard_set import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
 from .mutation import copy_back
+from .writeback import is_region
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -131,7 +132,9 @@ class _Writer:
             body.append("    break")
         for s in seg.input_sources:
             self.fetch(s)
-        writes = [f"{self.const(copy_back)}({self.fetch(s)}, R[{int(k)}])" for s, k in seg.writebacks]
+        writes = [f"{self.const(copy_back)}({self.fetch(s)}, R[{int(k)}])" if not is_region(k) else
+                  f"{self.const(k.write)}({', '.join([self.fetch(s), 'R'] + [self.fetch(x) for _, x, _ in k.symbols])})"
+                  for s, k in seg.writebacks]
         self.named_errors = None
         run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)

@@ -129,7 +129,7 @@ def finish_segment(cf, ctx, frame, offset, end, stop=None, ins=None, result=None
     stack_recipes = [maker.var(v) for v in frame.stack] if live else []
     result_recipe = maker.var(result) if result is not None else None
     if ctx.writes:
-        writebacks = ctx.writes.finish(maker)
+        writebacks = ctx.writes.finish(maker, regions=cf.backend == "interpret")  # (see writeback.py)
     ctx.graph.outputs = list(maker.outputs)
     ctx.graph.name = cf.fn.__name__
     if ctx.shape_env is not None:

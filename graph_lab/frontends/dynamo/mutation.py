@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from ..tensor import Tensor
-from . import masked
+from . import masked, writeback
 from .frame import BreakGraph
 from .internal_errors import raises_for_the_program
 from .guard_set import Guard
@@ -75,14 +75,17 @@ class InputWrites:
                                  "pass arrays that do not overlap, or accept the break")
         self.written[key] = entry
 
-    def finish(self, maker) -> list[tuple]:
+    def finish(self, maker, regions: bool = False) -> list[tuple]:
         """The write-backs of the segment, ``[(source, output index)]``: each written array's final value is a
-        graph output (added through the RecipeMaker ``maker``). Adds the guards that make them valid."""
+        graph output (added through the RecipeMaker ``maker``), or, with ``regions`` (for a backend that cannot
+        compute the final value in the caller's array: ``donated_inputs``), for writes into parts of it the
+        ``writeback.Regions`` to write. Adds the guards that make them valid."""
         writebacks = []
         checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
         for key, (t, source, _) in self.written.items():
             t._check_fresh()
-            writebacks.append((source, maker.output(t._value)))
+            regions = writeback.plan(t._value, source, maker) if regions else None  # only the written parts
+            writebacks.append((source, regions if regions is not None else maker.output(t._value)))
             self.guards.add(Guard("writeable", source, None, None))
             for other_key, (_, other_source, _) in self.inputs.items():
                 if other_key != key and (other_key, key) not in checked:
@@ -158,7 +161,10 @@ def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
 def write_back(writebacks: list[tuple], inputs, outs: list) -> None:
     """Copy each written array's final value into the caller's array (in place: its views see it)."""
     for source, index in writebacks:
-        copy_back(source.fetch(inputs), outs[index])
+        if writeback.is_region(index):
+            index.write(source.fetch(inputs), outs, *[s.fetch(inputs) for _, s, _ in index.symbols])
+        else:
+            copy_back(source.fetch(inputs), outs[index])
 
 
 def copy_back(array: np.ndarray, final) -> None:
@@ -173,4 +179,5 @@ def donated_inputs(seg) -> dict[str, int]:
     array of the caller's between the graph and its write-back."""
     names = seg.input_names if seg.input_names is not None else seg.graph.input_names
     by_source = dict(zip(seg.input_sources, names))
-    return {by_source[source]: index for source, index in seg.writebacks if source in by_source}
+    return {by_source[source]: index for source, index in seg.writebacks
+            if source in by_source and not writeback.is_region(index)}

@@ -414,9 +414,10 @@ class RecipeMaker:
         while isinstance(root.base, np.ndarray):
             root = root.base
         if root is x or not (root.flags.c_contiguous or root.flags.f_contiguous):
-            return ("array", x.copy(order="K"))
+            return ("array", x.copy(order="K"), x.flags.writeable)
         offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return ("array_view", self.value(root), offset, x.shape, x.dtype, x.strides)
+        # (read-only stays read-only: a broadcast view written through would change all its elements at once)
+        return ("array_view", self.value(root), offset, x.shape, x.dtype, x.strides, x.flags.writeable)
 
     def tensor(self, t: Tensor) -> tuple:
         if t._view is None or t._maybe_alias is not None:
@@ -425,6 +426,13 @@ class RecipeMaker:
         node = t._value.node
         if node.op == Op.INPUT:
             return ("source", self.ctx.input_sources[node.attrs["name"]])
+        alias = t._maybe_alias
+        if alias is not None and len(alias) == 3 and node.op in (Op.RESHAPE, Op.EINSUM) and \
+                node.inputs[0] is alias[2]._value:
+            # A reshape that is a view or a copy by the memory layout (or a one-operand einsum, a view NumPy
+            # makes): NumPy run on the real array decides, as in eager code (``x.reshape(6, -1)`` of a contiguous
+            # argument is a view the caller can write into).
+            return ("view", self.tensor(alias[2]), node.op, node.attrs)
         if t._view is not None:
             base, op, attrs = t._view
             return ("view", self.tensor(base), op, attrs)
@@ -466,10 +474,11 @@ class Rebuilder:
                 self.built[slot] = self(table[slot])
             return self.built[slot]
         if kind == "array":
-            return recipe[1].copy(order="K")
+            return _with_writeable(recipe[1].copy(order="K"), recipe[2])
         if kind == "array_view":
-            _, root, offset, shape, dtype, strides = recipe
-            return np.ndarray(shape, dtype, buffer=self(root), offset=offset, strides=strides)
+            _, root, offset, shape, dtype, strides, writeable = recipe
+            return _with_writeable(np.ndarray(shape, dtype, buffer=self(root), offset=offset, strides=strides),
+                                   writeable)
         if kind == "null":
             return NULL
         if kind == "list":
@@ -515,12 +524,18 @@ class Rebuilder:
         raise ValueError(f"unknown recipe {kind}")
 
 
+def _with_writeable(a: np.ndarray, writeable: bool) -> np.ndarray:
+    if not writeable:
+        a.flags.writeable = False
+    return a
+
+
 def apply_view(base: np.ndarray, op: Op, attrs: dict) -> np.ndarray:
     if op == Op.INDEX:
         return base[fill_key(attrs["key"], [base])]
     if op == Op.TRANSPOSE:
         return np.transpose(base, attrs["perm"])
-    if op == Op.RESHAPE:  # only reshapes that split dimensions are views of their base here
+    if op == Op.RESHAPE:  # a view where NumPy's reshape of this base is one (always, when it splits dimensions)
         return np.reshape(base, attrs["shape"])
     if op == Op.EXPAND_DIMS:
         return np.expand_dims(base, attrs["axis"])
@@ -528,6 +543,8 @@ def apply_view(base: np.ndarray, op: Op, attrs: dict) -> np.ndarray:
         return np.squeeze(base, attrs["axis"])
     if op == Op.BROADCAST_TO:
         return np.broadcast_to(base, attrs["shape"])
+    if op == Op.EINSUM:
+        return np.einsum(attrs["subscripts"], base)
     if opdef(op).view:  # real, imag, flip, diagonal, diag: NumPy's own function returns the view
         return opdef(op).impl(base, **attrs)
     raise ValueError(f"{op} is not a view op")
