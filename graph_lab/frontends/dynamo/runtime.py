@@ -23,7 +23,7 @@ from ... import logs
 from .capture import CaptureContext
 from .dynamic_ints import mark_dynamic_ints
 from .concrete import ConcreteContext
-from .fallback import warn_eager_fallback
+from .fallback import called_in_another_capture, warn_eager_fallback
 from .frame import NULL, BreakGraph, CodeCache, Frame, Return, Unsupported, Var, instructions_of, step_error
 from .mutation import donated_inputs
 from .handlers import cannot_interpret
@@ -176,8 +176,8 @@ class CompiledFunction:
 
     def _call(self, args: tuple, kwargs: dict):
         """The general path: every entry of each offset, captures, recompiles and graph breaks."""
-        if self.eager_fallback is not None:
-            return self.fn(*args, **kwargs)
+        if self.eager_fallback is not None or called_in_another_capture(args, kwargs):
+            return self.fn(*args, **kwargs)  # (inside grad or trace: the capture around records its ops)
         if not kwargs and len(args) == self._simple_argcount:
             local_vars = dict(zip(self.code.co_varnames, args))
         else:
