@@ -36,6 +36,22 @@ def test_demo2_hook_counts_and_the_counter(demos):
     assert int(trace[1]) == int(eager[1]) + 1 and calls[1] == trace[1]
     assert find_text(demos[2], r"钩子触发 (\d+) 次：追踪器").group(1) == trace[0]
     assert find_text(demos[2], r"追踪时执行了一次（变成 (\d+)）").group(1) == trace[1]
+    compiled = table["compile(model) 调用三次"]
+    assert compiled[0] == "3" and int(compiled[1]) == int(calls[1]) + 3  # hooks and counter run on every call
+    m = find_text(demos[2], r"compile\(model\) 调用三次，钩子触发 (\d+) 次、counter 加到 (\d+)")
+    assert m.groups() == tuple(compiled)
+
+
+def test_demo5_compile_guards_mode_and_key(demos):
+    lines = demos[5]
+    table = [re.split(r"\s{2,}", line.strip()) for line in lines if line.strip().startswith(("eval", "model."))]
+    assert [r[1] for r in table] == ["True"] * 5
+    assert [r[2] for r in table] == ["是", "否（命中缓存）", "是", "是", "否（命中缓存）"]
+    assert "    args[1] == 'cls'" in lines
+    assert "    self.__dict__['_modules']['drop'].training == False" in lines
+    m = find_text(lines, r"图 (\d+) 张，输入里有 (\d+) 个参数；.*逐位相同 = (True|False)，新抓图 (\d+) 次")
+    assert m.groups() == ("1", "4", "True", "0")  # body, cls head: a weight and a bias each
+    assert find_text(lines, r"参数不是常量：(\d+) 个参数").group(1) == m.group(2)
 
 
 def test_demo3_fusion_and_refusal(demos):

@@ -165,10 +165,35 @@ def grad_graph(graph: Graph, wrt: Sequence[str] | None = None) -> Graph:
 # --- on functions
 
 
-def _capture(fn: Callable, args: tuple, argnums: tuple[int, ...], example: dict | None):
-    """Trace ``fn(*args)`` with every array leaf of ``args`` an input (named ``a0``, ``a1['w']``, ...)."""
+class _LiftingTracer(Tracer):
+    """The tracer of ``fn`` inside another capture: a stand-in of that capture which ``fn`` reads without being
+    given it (an array compile() read from a global or an attribute) becomes one more input of ``fn``'s graph,
+    fed with that stand-in: no gradient is taken for it, and it is never a constant."""
+
+    def __init__(self, graph: Graph, outer):
+        super().__init__(graph, "error", None)
+        self.outer, self.depth = outer, outer.depth + 1
+        self.lifted: dict = {}
+        """Value of ``outer`` -> (input name, this graph's stand-in, the outer stand-in)."""
+
+    def operand_value(self, x, loc):
+        if isinstance(x, Tensor) and x._rec is self.outer:
+            x._check_fresh(loc)
+            known = self.lifted.get(x._value)
+            if known is None:
+                name = f"captured{len(self.lifted)}"
+                inner = Tensor(self, self.graph.add_input(name, x.type), Storage(f"input {name!r}"))
+                known = self.lifted[x._value] = (name, inner, x)
+            return known[1]._value
+        return super().operand_value(x, loc)
+
+
+def _capture(fn: Callable, args: tuple, argnums: tuple[int, ...], example: dict | None, outer=None):
+    """Trace ``fn(*args)`` with every array leaf of ``args`` an input (named ``a0``, ``a1['w']``, ...); inside the
+    capture ``outer``, the stand-ins of ``outer`` it reads are inputs too (``captured0``, ...)."""
     graph = Graph(getattr(fn, "__name__", "fn").replace("<lambda>", "lambda"))
-    rec = Tracer(graph, "specialize" if example is not None else "error", example)
+    rec = _LiftingTracer(graph, outer) if outer is not None else \
+        Tracer(graph, "specialize" if example is not None else "error", example)
     trees, wrt, stand_ins = [], [], []
     for i, arg in enumerate(args):
         leaves, tree = pytree.flatten(arg, f"a{i}")
@@ -185,6 +210,7 @@ def _capture(fn: Callable, args: tuple, argnums: tuple[int, ...], example: dict 
         trees.append(pytree.unflatten(tree, made))
     from ..frontends.trace import finish
     finish(rec, lambda *a: fn(*a), trees)
+    stand_ins += [(name, outside) for name, _, outside in getattr(rec, "lifted", {}).values()]
     return graph, wrt, stand_ins
 
 
@@ -197,13 +223,13 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     is recorded into that capture."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
-    def wrapped(*args):
+    def value_and_gradient(*args):
         leaves = [leaf for a in args for _, leaf in pytree.flatten(a)[0]]
         outer = recorder_of(leaves)
         example = None if outer is not None else {
             path: np.asarray(leaf) for i, a in enumerate(args) for path, leaf in pytree.flatten(a, f"a{i}")[0]
             if isinstance(leaf, (np.ndarray, np.generic)) or (i in nums and isinstance(leaf, float))}
-        graph, wrt, stand_ins = _capture(fn, args, nums, example)
+        graph, wrt, stand_ins = _capture(fn, args, nums, example, outer)
         joint = grad_graph(graph, wrt)
         if outer is None:
             flat = run(joint, {path: np.asarray(leaf) for path, leaf in stand_ins})
@@ -213,6 +239,12 @@ def value_and_grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         shaped = tuple(_like(args[i], f"a{i}", grads) for i in nums)
         return loss, shaped[0] if isinstance(argnums, int) else shaped
 
+    def wrapped(*args):
+        return value_and_gradient(*args)  # (a call compile() meets, also when it is given ``wrapped`` itself)
+
+    # What compile() reads to capture ``fn``'s own bytecode (its guards, the arrays it reads as inputs) when it
+    # meets a call of this wrapper: the function, argnums, and how to make the wrapper again around another one.
+    wrapped.differentiates = value_and_gradient.differentiates = (fn, argnums, value_and_grad)
     return wrapped
 
 
@@ -225,6 +257,7 @@ def grad(fn: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
     def wrapped(*args):
         return both(*args)[1]
+    wrapped.differentiates = (fn, argnums, grad)  # (see value_and_grad)
     return wrapped
 
 

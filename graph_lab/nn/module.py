@@ -58,6 +58,14 @@ class Parameter(np.ndarray):
     def __repr__(self) -> str:
         return "Parameter(" + repr(self.view(np.ndarray))[6:]
 
+    def _plain_array(self) -> np.ndarray:
+        """This array as a plain ``ndarray`` sharing its memory, the same object on every call: what compile()
+        reads a Parameter as (a graph input fetched from the module on each call, never a constant)."""
+        view = self.__dict__.get("_plain_view")
+        if view is None:
+            view = self.__dict__["_plain_view"] = self.view(np.ndarray)
+        return view
+
     def __reduce__(self):
         raise TypeError("graph_lab never pickles arrays; save a state_dict with np.savez instead")
 
@@ -135,12 +143,14 @@ class Module:
     """Base class of every layer and model: subclasses set attributes in ``__init__`` and write ``forward``."""
 
     def __init__(self):
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
+        # Plain dicts (ordered, as every dict is): compile() reads a module's state and hooks through them, guarded
+        # by their keys, as it reads any dict of the program.
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent", set())
-        object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_pre_hooks", {})
+        object.__setattr__(self, "_forward_hooks", {})
         object.__setattr__(self, "training", True)
 
     def forward(self, *args, **kwargs):

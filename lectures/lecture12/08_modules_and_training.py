@@ -9,9 +9,10 @@ CS349E · 第 12 讲 · 08_modules_and_training.py —— 模块、FX 式抓图�
 的真正用处是训练：前向、损失、梯度、参数更新抓成一张图，然后跑上千次。
 
 演示 1：symbolic_trace：call_module 行、FX 生成的 forward、图执行 = 立即执行。
-演示 2：钩子：立即执行、符号追踪、GraphModule 调用，各触发几次；self.counter 只在追踪时加一次。
+演示 2：钩子：立即执行、符号追踪、GraphModule 调用、compile(model) 调用，各触发几次；self.counter 何时加一。
 演示 3：Conv + BatchNorm 融合：eval 模式下融合、数值差多少；训练模式下拒绝并说明原因。
 演示 4：训练图：前向 + 反向 + Adam 更新抓成一张图，节点数、损失曲线、每步耗时（立即执行 vs 抓图）。
+演示 5：compile(model)：训练/推理模式和 ModuleDict 的 key 是守卫，参数每次调用重新读取。
 
 【运行】python3 08_modules_and_training.py        （约 1–2 秒）
 【依赖】numpy；graph_lab；../lecture01 的 console。
@@ -26,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from graph_lab import F, grad_graph, nn, optim, trace  # noqa: E402
+from graph_lab import F, compile, explain, grad_graph, nn, optim, trace  # noqa: E402
 from graph_lab.nn.graph_module import fx_rows  # noqa: E402
 from console import print_header, print_observations, print_table  # noqa: E402
 
@@ -75,7 +76,7 @@ def demo1_symbolic_trace():
 
 
 def demo2_hooks():
-    print_header("演示 2：钩子在三种情况下各触发几次")
+    print_header("演示 2：钩子在四种情况下各触发几次")
     model = trained_model()
     fired = {"n": 0}
     model.features[0].register_forward_hook(lambda m, args, out: fired.__setitem__("n", fired["n"] + 1))
@@ -88,17 +89,80 @@ def demo2_hooks():
     for _ in range(3):
         gm(x)
     calls = fired["n"] - eager - traced
+    counter_after_gm = model.counter
+    compiled = compile(model)
+    for _ in range(3):
+        compiled(x)
+    in_compile = fired["n"] - eager - traced - calls
     print_table(["情况", "钩子触发次数", "model.counter"], [
         ["立即执行 model(x) 一次", str(eager), str(counter_after_eager)],
         ["symbolic_trace 一次", str(traced), str(counter_after_trace)],
-        ["GraphModule 调用三次", str(calls), str(model.counter)],
+        ["GraphModule 调用三次", str(calls), str(counter_after_gm)],
+        ["compile(model) 调用三次", str(in_compile), str(model.counter)],
     ])
     print_observations([
         f"符号追踪时钩子触发 {traced} 次：追踪器拦下了每一次模块调用，叶子模块只记成一个节点，不执行 __call__ 的钩子"
         f"——这正是笔记 §4 说的“forward hook 在 symbolic_trace 时不触发”。",
         f"GraphModule 调用三次，钩子触发 {calls} 次：call_module 节点真的调用了那个模块，钩子照常工作。",
         f"self.counter += 1 是 Python 副作用：追踪时执行了一次（变成 {counter_after_trace}），之后三次 GraphModule 调用"
-        f"都不会再加（仍是 {model.counter}）——图里只有张量运算。",
+        f"都不会再加（仍是 {counter_after_gm}）——图里只有张量运算。",
+        f"compile(model) 调用三次，钩子触发 {in_compile} 次、counter 加到 {model.counter}：和 torch.compile 一样，"
+        f"字节码抓图把钩子和 self.counter += 1 当作副作用，每次调用都按立即执行的顺序在图之间真正执行。",
+    ])
+
+
+class TwoHeads(nn.Module):
+    """笔记 §5 的 ModuleDict：用 Python 字符串 key 选一个头；中间有 Dropout（训练 / 推理行为不同）。"""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 6)
+        self.drop = nn.Dropout(0.5)
+        self.heads = nn.ModuleDict({"cls": nn.Linear(6, 3), "reg": nn.Linear(6, 1)})
+
+    def forward(self, x, task):
+        return self.heads[task](self.drop(F.relu(self.body(x))))
+
+
+def demo5_compile_guards():
+    print_header("演示 5：compile(model) 的守卫：训练/推理模式、ModuleDict 的 key、参数每次重读")
+    nn.manual_seed(0)
+    model = TwoHeads().eval()
+    compiled = compile(model)
+    x = np.random.default_rng(4).standard_normal((4, 6))
+    rows, seen = [], 0
+    for what, task in [("eval, task='cls'", "cls"), ("eval, task='cls'（再来一次）", "cls"),
+                       ("eval, task='reg'", "reg"), ("model.train(), task='cls'", "cls"),
+                       ("model.eval(), task='cls'", "cls")]:
+        if what.startswith("model.train"):
+            model.train()
+        elif what.startswith("model.eval"):
+            model.eval()
+        model.drop.generator = np.random.default_rng(7)
+        got = compiled(x, task)
+        model.drop.generator = np.random.default_rng(7)
+        same = np.array_equal(got, model(x, task))
+        new = compiled.__func__.captures - seen
+        seen = compiled.__func__.captures
+        rows.append([what, str(same), "是" if new else "否（命中缓存）"])
+    print_table(["调用", "与立即执行逐位相同", "本次新抓了图"], rows)
+    model.eval()
+    report = explain(model)(x, "cls")
+    shown = [g.split("  (from")[0] for g in report.guards if g.split("  (from")[0].endswith(
+        ("training == False", "== 'cls'"))]
+    print("explain() 里和模式、key 有关的守卫：")
+    for g in shown:
+        print("    " + g)
+    params = sum("_parameters']" in n.attrs["name"] for g in report.graphs for n in g.input_nodes)
+    model.body.weight[...] *= 2.0
+    fresh = np.array_equal(compiled(x, "cls"), model(x, "cls"))
+    print(f"图 {report.graph_count} 张，输入里有 {params} 个参数；把 body.weight 原地乘 2 之后再调用：与立即执行逐位相同 = "
+          f"{fresh}，新抓图 {compiled.__func__.captures - seen} 次。")
+    print_observations([
+        f"守卫里有 training == False 和 task == 'cls'：换 key、切 train()/eval() 都让守卫失败，重新抓一张图"
+        f"（上表“是”的行），切回来就命中缓存；Dropout 在训练模式下真的随机、在推理模式下是恒等，和立即执行一样。",
+        f"参数不是常量：{params} 个参数都是图的输入，每次调用从模块里重新读取，所以原地改权重之后结果立刻跟着变"
+        f"（{fresh}），也不需要重新抓图。",
     ])
 
 
@@ -184,3 +248,4 @@ if __name__ == "__main__":
     demo2_hooks()
     demo3_fusion()
     demo4_training_graph()
+    demo5_compile_guards()

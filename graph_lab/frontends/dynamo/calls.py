@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import OpError
 from ...ir.sizes import symbol_sources
 from ...ops import REGISTRY, Op
+from ...ops.base import is_tensorlike
 from ...ir.symbolic import FUNCTIONS, SymbolicValue, float_op, free_symbols
 from .. import control
 from ..numpy_api import SIZE_CONSTRUCTORS
@@ -28,6 +29,8 @@ from .guard_set import Guard
 from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
 from .mutation import copyto, store_key
+from .modules import dict_view, holds_objects, tensorlike_as_eager
+from .nesting import differentiates, grad_call
 from .objects import bound_self_source, capture_super
 from .sources import AttrSource, CellContentsSource, Const, DerivedSource, ItemSource, ObjectSource
 from .values import (DICT_VIEWS, IMMUTABLE, IMPURE_NUMPY, LAZY_ITERATORS, MISSING, PURE_BUILTINS,
@@ -40,6 +43,8 @@ ALLOCATORS = {np.zeros: ("shape", "dtype", "order"), np.ones: ("shape", "dtype",
               np.empty: ("shape", "dtype", "order"), np.full: ("shape", "fill_value", "dtype", "order"),
               np.ndarray: ("shape", "dtype", "buffer", "offset", "strides", "order")}
 """NumPy's allocating functions that capture records as a ``full`` node, with the names of their arguments."""
+GETATTR = object()
+"""What ``_python_getter`` gives when the type's Python ``__getattr__`` computes the attribute."""
 
 
 class CallCapture:
@@ -47,8 +52,9 @@ class CallCapture:
 
     @staticmethod
     def _python_getter(obj, name: str):
-        """The getter of a property, or None for a plain attribute; breaks when Python code of another kind
-        would compute the attribute (a custom descriptor, __getattr__, __getattribute__)."""
+        """The getter of a property, GETATTR when the type's Python ``__getattr__`` computes the attribute, or
+        None for a plain attribute; breaks when Python code of another kind would compute it (a custom
+        descriptor, __getattribute__)."""
         kind = type(obj)
         static = inspect.getattr_static(obj, name, MISSING)
         if isinstance(static, property):
@@ -56,8 +62,7 @@ class CallCapture:
                 return static.fget
         elif static is MISSING:
             if isinstance(getattr(kind, "__getattr__", None), types.FunctionType):
-                raise BreakGraph(f"{kind.__qualname__}.__getattr__ computes the attribute {name!r}",
-                                 "it runs as ordinary Python between two graphs")
+                return GETATTR  # computed by that Python code, which is inlined (modules.py)
             return None
         elif isinstance(getattr(type(static), "__get__", None), types.FunctionType):
             raise BreakGraph(f"the attribute {name!r} of {kind.__qualname__} is computed by a Python descriptor",
@@ -111,6 +116,8 @@ class CallCapture:
             raise BreakGraph("StopIteration raised while capturing")
         if f in TYPE_ONLY_BUILTINS:
             return self._type_only(f, args, kwargs)
+        if f is is_tensorlike and not kwargs:
+            return tensorlike_as_eager(args)
         if f in CONTROL_FLOW:
             return self._control_flow(frame, fn, args, kwargs)
         if self._has_callback(args, kwargs) and not (isinstance(f, types.FunctionType) and not
@@ -131,6 +138,8 @@ class CallCapture:
             if fn.source is not None:
                 self.guard(fn)
             return self.created(self._run(copyto, self._raws(args), self._raws(kwargs)))
+        if differentiates(f) is not None:  # graph_lab.grad(target): target's bytecode captured here
+            return grad_call(self, frame, fn, args, kwargs)
         if is_internal_function(f) and not isinstance(f, type):
             if (getattr(f, "__module__", "") or "").startswith("numpy.random"):
                 self.side_effect(f"random number generation ({f.__name__})")
@@ -328,6 +337,9 @@ class CallCapture:
             self.containers.settle(owner)
             keep = name in ("append", "insert", "setdefault", "__setitem__")  # they store the object itself
             result = self._run(f, [self.contained(a) for a in args] if keep else self._raws(args), self._raws(kwargs))
+        elif name in ("values", "items", "keys") and not args and not kwargs and owner_var.source is not None \
+                and type(owner) is dict and holds_objects(owner):
+            return dict_view(self, owner_var, name)  # a module's submodules or hooks
         elif name in READ_ONLY_METHODS and owner_var.source is not None and (
                 type(owner) in (list, tuple, dict) or is_namedtuple(owner)):
             result = self._run(getattr(self.use(owner_var), name), self._raws(args), self._raws(kwargs))
@@ -484,7 +496,8 @@ def _is_recorded_op(f) -> bool:
         return False  # (a bound method is made anew on each access: not worth remembering)
     try:
         accepted = (is_internal_function(f) and f not in PURE_BUILTINS and f not in TYPE_ONLY_BUILTINS
-                    and f is not getattr and f is not hasattr and f is not next
+                    and f is not getattr and f is not hasattr and f is not next and f is not is_tensorlike
+                    and differentiates(f) is None
                     and getattr(f, "__module__", None) != "math" and f not in CONTROL_FLOW
                     and not (getattr(f, "__module__", "") or "").startswith("numpy.random")
                     and f not in IMPURE_NUMPY)

@@ -30,7 +30,7 @@ from ...ir.graph import Graph
 from ...ir.shape_env import ShapeEnv
 from ..tensor import Tensor
 from . import handlers, masked
-from .calls import CallCapture
+from .calls import GETATTR, CallCapture
 from .capture_inputs import ID_GUARDED, InputCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
@@ -39,8 +39,9 @@ from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guard_set import Guard, GuardSet
 from .internal_errors import raises_for_the_program
 from .iterators import SequenceIter, items_left
+from .modules import getattr_by_python, getitem_by_python, key_in_dict, python_getitem
 from .mutation import InputWrites, store_into, stores_itself
-from .objects import super_attribute
+from .objects import IdentityRules, super_attribute
 from .recorder import DynamoRecorder
 from .sources import AttrSource, CellSource, Const, DerivedSource, GlobalSource, ItemSource, ObjectSource
 from .values import (CALLABLES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived_text, handlers_text_functions,
@@ -58,7 +59,7 @@ _REREADABLE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, 
 """Values that a global or module attribute read in a loop gives again as the same Var (see load_global)."""
 
 
-class CaptureContext(InputCapture, CallCapture):
+class CaptureContext(InputCapture, CallCapture, IdentityRules):
     symbolic = True
 
     def __init__(self, fn_globals: dict, dynamic_axes=None):
@@ -182,26 +183,6 @@ class CaptureContext(InputCapture, CallCapture):
         self._keep.append(lifted)
         return lifted
 
-    def identity(self, var: Var):
-        if var.source is not None and not isinstance(var.value, Tensor):
-            if var.value is None or isinstance(var.value, bool):
-                self.guards.add(Guard("equals", var.source, var.value, self.loc()))
-            else:
-                self.guards.add(Guard("id", var.source, var.value, self.loc()))
-        return var.value
-
-    def same(self, left: Var, right: Var) -> bool:
-        """``left is right``. Two arrays passed in are guarded to stay distinct (or one) objects."""
-        a, b = self.identity(left), self.identity(right)
-        if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
-            sources = [self._input_source(t) for t in (a, b)]
-            if None not in sources:
-                self.guards.add(Guard("distinct", sources[1], sources[0], self.loc()))
-        return a is b
-
-    def _input_source(self, t: Tensor):
-        return self.writes.source_of(t)
-
     def truth(self, var: Var) -> bool:
         value = var.value
         if var.source is None:
@@ -270,6 +251,8 @@ class CaptureContext(InputCapture, CallCapture):
         derived = self._derived(fn, args)
         if derived is not None:
             return derived
+        if fn is operator.contains and type(values[0]) is dict and args[0].source is not None:
+            return key_in_dict(self, args[0], args[1])  # (its keys alone: its values may be modules)
         return self.created(self._run(fn, [self.use(a) for a in args], {}))
 
     def _derived(self, fn, args: list[Var], kwargs: dict | None = None, text: str | None = None) -> Var | None:
@@ -307,6 +290,8 @@ class CaptureContext(InputCapture, CallCapture):
             if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
                 return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))
             return self.created(self._run(operator.getitem, (self.lift(c, container.source), k), {}))
+        if container.source is not None and python_getitem(c) is not None and is_user_object(c):
+            return getitem_by_python(self, container, key)  # blocks[key] of an nn.ModuleDict
         k = python_key(self.use(key))
         element = self.containers.get(c, k) if id(c) in self.created_ids else None
         if element is not None:
@@ -504,6 +489,8 @@ class CaptureContext(InputCapture, CallCapture):
             else:  # attribute lookup depends on the object's type (and the attribute, read through its source)
                 self.guards.add(Guard("type", obj.source, type(value), self.loc()))
                 getter = self._python_getter(value, name)
+                if getter is GETATTR:
+                    return getattr_by_python(self, obj, name)
                 if getter is not None:  # a property: its code runs as the function's own code would
                     return self.inline(self.frame, getter, [obj], {},
                                        ObjectSource(getter, f"{type(value).__qualname__}.{name}"))

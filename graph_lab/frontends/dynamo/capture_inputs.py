@@ -18,6 +18,7 @@ from .dynamic_ints import symbolic_int
 from .frame import IterState, Var
 from .guard_set import Guard
 from .iterators import ResumedIter
+from .modules import plain_array_input, plain_array_of
 from .sources import SizesSource, StackSource
 from .values import COMPUTING_OPCODES, IMMUTABLE, expression_text
 
@@ -50,6 +51,8 @@ class InputCapture:
             return symbolic_int(self, value, source)
         if type(value) is np.ndarray:
             return Var(self.tensor_input(value, source), source)
+        if isinstance(value, np.ndarray) and plain_array_of(value) is not None:  # an nn.Parameter
+            return plain_array_input(self, value, source)
         if isinstance(value, IterState):  # a loop's iterator, rebuilt after a break
             if isinstance(source, StackSource) and not source.label:
                 source = StackSource(source.index, "the for loop's iterator")

@@ -1,4 +1,4 @@
-"""Objects in capture mode: ``super()``, and the object a bound method is bound to.
+"""Objects in capture mode: ``super()``, the object a bound method is bound to, and ``is``.
 
 A method call is inlined with its ``self`` read through a source, so that every attribute the method reads is
 guarded and every array it reads is a graph input on later calls. That source must reach the object the method
@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import types
 
+from ..tensor import Tensor
 from .frame import BreakGraph, Frame, Var
 from .guard_set import Guard
 from .sources import AttrSource, Const, DerivedSource, ObjectSource
@@ -109,3 +110,25 @@ def _lookup_after(sup: super, name: str):
         if name in klass.__dict__:
             return klass.__dict__[name], klass
     return MISSING, None
+
+
+class IdentityRules:
+    """``is`` in capture mode, for ``CaptureContext``: an object read from the inputs is guarded by identity
+    (None and bools by value), and two arrays passed in are guarded to stay distinct (or one) objects."""
+
+    def identity(self, var: Var):
+        if var.source is not None and not isinstance(var.value, Tensor):
+            if var.value is None or isinstance(var.value, bool):
+                self.guards.add(Guard("equals", var.source, var.value, self.loc()))
+            else:
+                self.guards.add(Guard("id", var.source, var.value, self.loc()))
+        return var.value
+
+    def same(self, left: Var, right: Var) -> bool:
+        """``left is right``. Two arrays passed in are guarded to stay distinct (or one) objects."""
+        a, b = self.identity(left), self.identity(right)
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
+            sources = [self.writes.source_of(t) for t in (a, b)]
+            if None not in sources:
+                self.guards.add(Guard("distinct", sources[1], sources[0], self.loc()))
+        return a is b

@@ -20,7 +20,7 @@ from .break_step import concrete_step, conditional_jumps_of, run_rest
 from .capture_loop import capture_segment
 from .capture_loop_inlined import capture_once_inlined
 from .dynamic_ints import mark_dynamic_ints
-from .fallback import warn_eager_fallback
+from .fallback import called_in_another_capture, warn_eager_fallback
 from .frame import NULL, CodeCache, instructions_of
 from .handlers import cannot_interpret
 from .cache_hit_fast_path import make_fast_path
@@ -167,8 +167,8 @@ class CompiledFunction:
 
     def _call(self, args: tuple, kwargs: dict):
         """The general path: every entry of each offset, captures, recompiles and graph breaks."""
-        if self.eager_fallback is not None:
-            return self.fn(*args, **kwargs)
+        if self.eager_fallback is not None or called_in_another_capture(args, kwargs):
+            return self.fn(*args, **kwargs)  # (inside grad or trace: the capture around records its ops)
         if not kwargs and len(args) == self._simple_argcount:
             local_vars = dict(zip(self.code.co_varnames, args))
         else:

@@ -45,6 +45,7 @@ READ_ONLY_METHODS = {"get", "keys", "values", "items", "index", "count", "copy",
                      "format", "split", "strip", "lower", "upper", "replace", "__getitem__", "__contains__",
                      "__len__"}
 _INTERNAL_MODULE_PREFIXES = ("numpy", "graph_lab")
+_USER_CODE_PREFIX = "graph_lab.nn"
 IMPURE_NUMPY = {np.seterr, np.seterrcall, np.set_printoptions, np.save, np.savez, np.savetxt, np.copyto, np.put,
                 np.place, np.putmask, np.fill_diagonal}
 """NumPy functions that change state outside their result: each call is a side effect."""
@@ -69,7 +70,9 @@ def is_internal_function(f) -> bool:
     module = getattr(f, "__module__", None) or ""
     if type(getattr(f, "__self__", None)) is np.ufunc:
         return getattr(f, "__name__", "") in PURE_UFUNC_METHODS
-    return isinstance(f, np.ufunc) or module.split(".")[0] in _INTERNAL_MODULE_PREFIXES
+    # graph_lab.nn is the program's own code to compile(), as torch.nn is to TorchDynamo (see modules.py)
+    return isinstance(f, np.ufunc) or module.split(".")[0] in _INTERNAL_MODULE_PREFIXES and \
+        not module.startswith(_USER_CODE_PREFIX)
 
 
 def is_scalar(value) -> bool:
