@@ -5,7 +5,7 @@
     python3 dev.py bench         run benchmarks/bench_*.py in order
                                  (--peers: first install torch and jax, to measure them beside graph_lab)
     python3 dev.py fuzz [ARGS]   run the fuzz suites F1-F8 at their large counts and print the figures
-                                 (--quick: CI's samples; --suite F1; --jobs 2; see tests/fuzz/run_fuzz.py)
+                                 (--quick: CI's samples; --suite F1; --jobs 2; see tests/equivalence/fuzz/run_fuzz.py)
 
 Which Python (every task takes these before its own arguments):
 
@@ -399,9 +399,9 @@ def bench(args: list[str]) -> int:
 def fuzz(args: list[str]) -> int:
     choice, rest = choose_pythons(args, allow_all=False)
     python = ensure_venv(".", choice.interpreters[0])
-    script = ROOT / "tests" / "fuzz" / "run_fuzz.py"
-    step(" ".join(["python", str(script.relative_to(ROOT)), *rest]))
-    return subprocess.run([str(python), str(script), *rest], cwd=ROOT).returncode
+    module = "tests.equivalence.fuzz.run_fuzz"  # (run as a module: the suites import each other as tests.*)
+    step(" ".join(["python -m", module, *rest]))
+    return subprocess.run([str(python), "-m", module, *rest], cwd=ROOT).returncode
 
 
 COMMANDS = {"demo": demo, "test": test, "bench": bench, "fuzz": fuzz}

@@ -1,7 +1,7 @@
 """A training step (forward, loss, gradients, Adam update) captured once and run many times, against the eager
 step: ``graph_lab.value_and_grad`` on arrays, which traces the loss and builds its joint graph on every call.
 
-The MLP of tests/test_optim_training.py (4 -> 16 -> 1, GELU, batch 64) and the small CNN (conv 1->4 3x3, ReLU,
+The MLP of tests/nn/test_optim_training.py (4 -> 16 -> 1, GELU, batch 64) and the small CNN (conv 1->4 3x3, ReLU,
 max pool, linear; batch 32 of 8x8). Interleaved rounds, median of 5; each round times 20 steps of each way.
 Prints milliseconds per step and the ratio.
 """

@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 docs/make_ops_page.py          rewrite docs/ops.md
     PYTHONPATH=. python3 docs/make_ops_page.py --check  exit 1 if docs/ops.md is stale
 
-The page is generated so that it cannot drift from the table: `tests/test_ops_page.py` fails when the file
+The page is generated so that it cannot drift from the table: `tests/project/test_ops_page.py` fails when the file
 differs from what this script writes. Edit an op's ``doc`` in graph_lab/ops/, then run this script.
 """
 

@@ -2,7 +2,7 @@
 leaves behind bit for bit: the result, and the final contents of every array it was given (inside lists, dicts
 and objects too).
 
-Used by the runner (``benchmarks/bench_corpus.py``) and the CI test (``tests/test_corpus_correct.py``).
+Used by the runner (``benchmarks/bench_corpus.py``) and the CI test (``tests/equivalence/test_corpus_correct.py``).
 """
 
 from __future__ import annotations

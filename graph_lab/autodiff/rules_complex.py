@@ -69,4 +69,4 @@ COMPLEX_OPS = frozenset({
     Op.VDOT, Op.LIBRARY_CALL,
 })
 """The ops whose rules are written for complex values too (and checked on complex samples in
-tests/test_autodiff.py); ``library_call`` refuses complex operands for its linear-algebra functions itself."""
+tests/autodiff/test_autodiff.py); ``library_call`` refuses complex operands for its linear-algebra functions itself."""

@@ -306,7 +306,7 @@ def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":
 # loops_utils.h.src): below 8 elements one by one from 0; up to 128, eight running sums combined in a fixed
 # tree and the rest added one by one; above, split in two at a multiple of 8 and the halves added. A kernel
 # follows the same tree, computing each leaf's elements into a block of 128 on the stack, so its sum is NumPy's
-# bit for bit and the summed values never go through memory. (tests/test_fused.py checks it on every length.)
+# bit for bit and the summed values never go through memory. (tests/backends/test_fused.py checks it on every length.)
 PAIRWISE_LEAF = """static {t} gl_leaf_sum_{s}(const {t}* a, int64_t n) {{
   if (n < 8) {{
     {t} res = 0;

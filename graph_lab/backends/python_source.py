@@ -261,7 +261,7 @@ SCALAR_OPERATORS: dict[Op, str] = {
     Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=",
 }
 """The binary ops whose NumPy scalar math gives what their ufunc gives, for real and bool dtypes (complex
-division and ``**`` round their own way; tests/test_scalar_math.py checks every dtype)."""
+division and ``**`` round their own way; tests/backends/test_scalar_math.py checks every dtype)."""
 
 
 def scalar_operator(node) -> str | None:

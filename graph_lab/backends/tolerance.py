@@ -3,7 +3,7 @@ the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the
 
 ``FUNCTION_ULP``: the largest difference, in units in the last place, between a kernel's libmvec function and
 NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in
-[-10, 10], normal x 100, and +-e^u with u uniform in [-80, 80]); ``tests/test_fused.py`` measures it again and
+[-10, 10], normal x 100, and +-e^u with u uniform in [-80, 80]); ``tests/backends/test_fused.py`` measures it again and
 fails if a function does worse. Everything else a kernel computes (+ - * /, sqrt, comparisons, min/max, where,
 floor, casts) is bit for bit NumPy's, and so are the sums, means, variances and standard deviations that end a
 group and the ``layer_norm``
@@ -12,7 +12,8 @@ row kernel (they follow NumPy's pairwise summation tree).
 The ``softmax`` and ``log_softmax`` row kernels (``c_row_kernels``) call libmvec's ``exp`` on ``x - max(row)``, which is
 NumPy's bit for bit, sum in NumPy's order, then divide (or subtract libm's ``log`` of the sum). Their results
 are within ``GRAPH_ULP["fused"]``: measured over row lengths 1..140, 255..5003, both dtypes, at most 1 ulp of
-``max(|value|, 1)`` for ``softmax`` and 2 for ``log_softmax`` (``tests/test_row_kernels.py`` prints the figure).
+``max(|value|, 1)`` for ``softmax`` and 2 for ``log_softmax`` (``tests/backends/test_row_kernels.py`` prints the
+figure).
 
 A graph composes functions, and a difference of one ulp in ``tanh`` near -1 becomes a large *relative*
 difference in ``1 + tanh(...)``; so whole graphs are compared relative to ``max(|NumPy's value|, 1)``: at most

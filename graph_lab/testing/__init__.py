@@ -11,5 +11,5 @@
     shrink.py            makes a failing program small
     metamorphic.py       identities that change graphs, not results
 
-The suites that use them (F1-F8) are in tests/fuzz/; ``python3 dev.py fuzz`` runs them.
+The suites that use them (F1-F8) are in tests/equivalence/fuzz/; ``python3 dev.py fuzz`` runs them.
 """

@@ -38,7 +38,7 @@ MENU = {**UNARY, **BINARY, **REDUCE, **SOURCES, **STRUCTURE, **CONTROL, **TEMPLA
 
 NOT_IN_PROGRAMS = frozenset({Op.CALL_MODULE})
 """Ops no generated program can make: a ``call_module`` comes from a ``graph_lab.nn`` module object, which a
-program written as source text over arrays has none of (tests/test_nn_symbolic.py covers it)."""
+program written as source text over arrays has none of (tests/nn/test_nn_symbolic.py covers it)."""
 
 
 def uncovered_ops() -> list[str]:

@@ -5,7 +5,7 @@ Why it exists, measured: a cache hit of ``np.tanh(x @ w) + x`` on [4, 8] costs 1
 5.5 us through the general one (eager: 1.3 us), two thirds of a hit saved; for a chain of 16 layers, 10-30% of a
 hit (84 vs 94 us, and 65 vs 93 us, in two runs). Measured on 3.11 with
 ``PYTHONPATH=. python benchmarks/bench_capture_loop.py``, interleaved with eager in one run on a shared machine
-(2 cores, up to 7 other jobs). ``tests/test_dynamo_paths.py`` holds it to the general path on random programs.
+(2 cores, up to 7 other jobs). ``tests/frontends/dynamo/test_dynamo_paths.py`` holds it to the general path on random programs.
 
 The general path of ``CompiledFunction.__call__`` builds a ``FrameInputs``, runs each entry's compiled guard
 function, fetches the graph's inputs through their sources, runs the graph and follows the result's recipe; each

@@ -4,7 +4,7 @@ recipes that rebuild the frame's locals and stack from the graph's outputs).
 
 ``capture_once`` is the reference loop: one ``Frame.step`` per instruction. ``capture_loop_inlined.py`` holds the
 same loop with the step written out, which compile() runs because it is measurably faster; a property test
-(``tests/test_dynamo_paths.py``) holds the two to the same segments.
+(``tests/frontends/dynamo/test_dynamo_paths.py``) holds the two to the same segments.
 
 A capture runs at most twice. The first attempt runs until the frame returns or a handler cannot go on
 (``BreakGraph``, ``Unsupported``, an exception the program raises); the second starts again from the same state

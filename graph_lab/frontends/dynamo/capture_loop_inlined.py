@@ -9,7 +9,7 @@ machine (2 cores, up to 7 other jobs), medians of 25 captures each.
 What is written out, each the same as in the reference loop: ``Frame.step`` (the handler called directly, and
 the exception of a handler turned into the break by ``step_error``), the shape environment set for a step only
 when the capture's differs from the one in use, and ``top_of_stack`` asked only after the instructions whose
-description needs it (``segment.uses_top_of``). ``tests/test_dynamo_paths.py`` compares the segments of both
+description needs it (``segment.uses_top_of``). ``tests/frontends/dynamo/test_dynamo_paths.py`` compares the segments of both
 loops on random programs.
 """
 

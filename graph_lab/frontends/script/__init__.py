@@ -289,8 +289,8 @@ def _convert(fn, owner, prepared: Prepared, params, loops: str) -> Graph:
     # once; sources read nothing; operands are values of this capture's stand-ins (Recorder.operand_value refuses
     # others), made by earlier nodes; output types come from the op's rule on the operand types and attributes, with
     # no shape facts in play; the names are unique (checked above); the outputs are this capture's values; and
-    # remove_dead_code keeps every node a kept node reads. (tests/test_script_speed_invariants.py checks that the
-    # graphs of this path pass verify().)
+    # remove_dead_code keeps every node a kept node reads. (tests/frontends/script/test_script_speed_invariants.py
+    # checks that the graphs of this path pass verify().)
     built_by_recorder = not (rec.made_regions or rec.shape_env is not None or graph.guards or not unique_names)
     if not (built_by_recorder and nothing_dead(graph)):
         graph.remove_dead_code()

@@ -1,0 +1,1 @@
+"""The backends: reference interpreter, codegen, fused kernels, the cost model."""

@@ -1,0 +1,1 @@
+"""Every bug the fuzzer found, kept as a test."""

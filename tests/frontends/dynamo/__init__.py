@@ -1,0 +1,1 @@
+"""compile(): bytecode capture, guards, graph breaks, writes into the caller's arrays."""

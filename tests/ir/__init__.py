@@ -1,0 +1,1 @@
+"""The IR: building, verifying, printing, parsing, saving, symbolic sizes."""

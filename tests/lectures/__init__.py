@@ -1,0 +1,1 @@
+"""The lecture scripts run, and what they print is true."""

@@ -1,0 +1,1 @@
+"""graph_lab.nn and graph_lab.optim."""

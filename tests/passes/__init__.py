@@ -1,0 +1,1 @@
+"""The passes and the pass manager."""

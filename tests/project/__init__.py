@@ -1,0 +1,1 @@
+"""The project's own rules: layering, module budgets, typing, generated pages not stale."""

@@ -1,0 +1,1 @@
+"""What several test folders share: sample tables, corpora and helpers; no tests here."""

@@ -1,0 +1,1 @@
+"""The viewer and notebook display."""
