@@ -25,7 +25,9 @@ sit in front of its compiled code, and becomes the compiled function's ``__call_
             except Exception:
                 break
             self._fast_hit = K9
-            R = K10((v0, v2, v3, ), K11, K12)
+            if K10.eager:                    # the way chosen for cache hits (way_choice.py)
+                return K11(a0, a1)
+            R = K12((v0, v2, v3, ), K13, K14)
             return R[0]
         return self._call((a0, a1), {})      # no entry's guards hold
 
@@ -137,6 +139,8 @@ class _Writer:
         self.lines.append("        except Exception:")
         self.lines.append("            break")
         self.lines.append(f"        self._fast_hit = {self.const(seg)}")
+        self.lines.append(f"        if {self.const(self.owner.ways)}.eager:  # (way_choice: the function itself)")
+        self.lines.append(f"            return {self.const(self.owner.fn)}({self.args})")
         if not seg.graph.outputs:
             self.lines.append("        R = ()")
         elif self.named_errors is None:
@@ -269,6 +273,7 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
         return None, "the function takes *args, **kwargs or keyword-only arguments"
     argnames = list(owner.code.co_varnames[:owner._simple_argcount])
     writer = _Writer(owner, argnames)
+    writer.args = ", ".join(f"a{i}" for i in range(len(argnames)))
     writer.lines.append("")
     for n, seg in enumerate(entries):
         if seg.end != "return":

@@ -29,6 +29,7 @@ from .mutation import donated_inputs
 from .handlers import cannot_interpret
 from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
+from .way_choice import WayChoice
 from ...ops import Op
 from ..tensor import Tensor
 from ..trace import nothing_dead
@@ -77,17 +78,14 @@ class CompiledFunction:
         self.backend = backend
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self.recompile_limit = recompile_limit
-        self.max_graph_nodes = max_graph_nodes
+        self.recompile_limit, self.max_graph_nodes = recompile_limit, max_graph_nodes
         self.code = fn.__code__
         self._signature: inspect.Signature | None = None
         # Calls with exactly the positional arguments skip inspect's binding (it costs microseconds per call).
         self._simple_argcount = self.code.co_argcount if _plain_parameters(fn) else -1
         self.cache: dict[int, list[Segment]] = {}
-        self.captures = 0
-        self.recompiles = 0
+        self.captures = self.recompiles = self.body_runs = 0
         self.eager_fallback: str | None = None
-        self.body_runs = 0
         self._events: list[CallEvent] = []
         self._fast_hit: Segment | None = None  # set by the fast path: the entry it ran (last_events is made lazily)
         self._fast = None
@@ -107,6 +105,7 @@ class CompiledFunction:
         if dynamic not in (None, True, False):
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
+        self.ways = WayChoice("" if backend == "auto" else f"backend={backend!r} was asked for by name")
         _wraps(self, fn)
         if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
             if fullgraph:
@@ -166,6 +165,7 @@ class CompiledFunction:
         methods up on the type, so the object gets a subclass of its own holding it."""
         self._fast, self._fast_path_source = call, source
         self._fast_path_due = False
+        call = self.ways.call_for(self, call, CompiledFunction.__call__)  # (timed while the way is measured)
         if call is None:
             if self.__class__ is not CompiledFunction:  # (as at the first capture: nothing to remove)
                 self.__class__ = CompiledFunction
@@ -200,6 +200,8 @@ class CompiledFunction:
                 return self._run_rest(offset, local_vars, stack)
             if self._events[-1].captured:
                 budget.captured(offset)
+            elif self.ways.eager and offset == self._first:  # (way_choice: this cache hit runs the function)
+                return self.fn(*args, **kwargs)
             result, local_vars, stack = segment.execute(inputs)
             if segment.end == "return":
                 return result
@@ -528,7 +530,6 @@ class CompiledFunction:
                 return result.var.value
 
 
-
 def _wraps(wrapper, fn: types.FunctionType) -> None:
     """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
     attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
@@ -602,8 +603,7 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
     try:
         return _cannot_interpret_cache[code]
     except KeyError:
-        reason = _cannot_interpret_cache.put(code, cannot_interpret(code))
-        return reason
+        return _cannot_interpret_cache.put(code, cannot_interpret(code))
 
 
 def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:
