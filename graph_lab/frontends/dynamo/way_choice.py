@@ -15,7 +15,8 @@ The choice is made per compiled function, in three steps:
    and this process's measured calibration. Graphs predicted ``CLEAR``-ly faster run as graphs, unmeasured.
 2. Otherwise the next cache hits alternate between the two ways (graphs first), each call timed whole, until each
    way has ``MIN_SAMPLES`` timings and their medians differ by more than ``DECISIVE``, or ``MAX_SAMPLES`` each.
-   A call that captured, or made the fast path, is not a sample (it paid for compiling).
+   A call that captured, or made the fast path, is not a sample (it paid for compiling). The clock is the
+   process's CPU time: on a machine shared with other jobs, the time a call spends descheduled is not its own.
 3. The faster median wins. A later capture at the function's start (new shapes) measures again.
 
 Measured on the corpus (2-CPU machine, shared with other jobs): the graphs of gemver, SGD and Adam over lists
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import statistics
 from contextlib import contextmanager
-from time import perf_counter
+from time import process_time
 
 from ...backends.graph_cost import GraphFacts, Prediction, calibration, predict
 from ...ops import SOURCE_OPS
@@ -75,18 +76,20 @@ class WayChoice:
         graphs_call = fast if fast is not None else general
 
         def measuring_call(cf, *args, **kwargs):
+            if not self.measuring:  # (pinned since this wrapper was installed)
+                return graphs_call(cf, *args, **kwargs)
             if self._predict_due:  # (from the last call, whole: a capture's own call has not finished)
                 self._predict(cf)
                 if not self.measuring:
                     return graphs_call(cf, *args, **kwargs)
             eager = self.eager = self._next_is_eager()
             captures, due = cf.captures, cf._fast_path_due
-            start = perf_counter()
+            start = process_time()
             try:
                 result = graphs_call(cf, *args, **kwargs)
             finally:
                 self.eager = self.way == FUNCTION
-            elapsed = perf_counter() - start
+            elapsed = process_time() - start
             if cf.captures == captures and not due and self.measuring:
                 self._record(FUNCTION if eager else GRAPHS, elapsed, cf)
             return result
@@ -131,9 +134,15 @@ class WayChoice:
     def _decide(self, way: str, reason: str) -> None:
         self.way, self.eager, self.measuring, self.reason = way, way == FUNCTION, False, reason
 
+    def pin(self, way: str, why: str) -> None:
+        """From now on cache hits run ``way`` (``"graphs"`` or ``"function"``), whatever is measured: for code
+        that studies the graphs, and for tests of each way."""
+        if way not in (GRAPHS, FUNCTION):
+            raise ValueError(f"a way is {GRAPHS!r} or {FUNCTION!r}, not {way!r}")
+        self.why_fixed, self.eager, self.measuring, self.way, self.reason = why, way == FUNCTION, False, way, why
+
     def pin_graphs(self, why: str) -> None:
-        """From now on cache hits run the graphs, whatever is measured (for code that studies the graphs)."""
-        self.why_fixed, self.eager, self.measuring, self.way, self.reason = why, False, False, GRAPHS, why
+        self.pin(GRAPHS, why)
 
     # --- in words
 
@@ -146,7 +155,7 @@ class WayChoice:
     def describe(self) -> str:
         """One line for explain(): the way, and why."""
         if self.why_fixed:
-            return f"cache hits run the graphs: {self.why_fixed}"
+            return f"cache hits run {'the graphs' if self.way == GRAPHS else 'the original function'}: {self.why_fixed}"
         if self.measuring or self.way == GRAPHS and not self.samples[GRAPHS] and self.prediction is None:
             return f"cache hits: {self.reason}"
         what = "the graphs" if self.way == GRAPHS else "the original function (eager's own NumPy calls)"
