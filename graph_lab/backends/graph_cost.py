@@ -24,8 +24,8 @@ and argument fetch were 1-8% of the call: 0.9 us of 88 us for an unrolled upwind
 gemver's 37 guards): the graph's results written back into the caller's arrays by copies where eager wrote in place
 (gemver 322 us against 255 us; SGD over lists), unrolled loops of small slice updates where the graph makes the
 same calls as eager (LU rows), scalar loops. Those are terms of the same size as the difference the model must
-find, so a prediction alone is not trusted unless it is clear (``CLEAR``): ``way_choice`` confirms it by timing
-both ways on the first calls. The prediction says why; the measurement decides.
+find, so a prediction alone is not trusted: ``way_choice`` times both ways on the first cache hits. The prediction
+says why; the measurement decides.
 
 All times are measured once per process by ``measure()`` (about 20 ms, pure Python and NumPy: no C compiler
 needed), and every prediction is a pure function of a ``WholeCalibration`` and a ``GraphFacts``, so tests pass
@@ -40,10 +40,6 @@ import numpy as np
 
 from .cost import _best_time
 from .cost import _time as _time_us
-
-CLEAR = 2.0
-"""A prediction is trusted without measuring when the graphs are predicted at least this many times faster."""
-
 
 @dataclass(frozen=True)
 class WholeCalibration:
@@ -111,11 +107,6 @@ class Prediction:
     def speedup(self) -> float:
         """Eager's predicted time over the graphs' (above 1: the graphs pay)."""
         return self.eager_seconds / self.graphs_seconds if self.graphs_seconds > 0 else float("inf")
-
-    @property
-    def clear(self) -> bool:
-        """Whether the graphs are predicted to pay by ``CLEAR`` or more: no measurement needed."""
-        return self.speedup >= CLEAR
 
 
 def predict(facts: GraphFacts, cal: WholeCalibration) -> Prediction:

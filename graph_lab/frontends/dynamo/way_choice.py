@@ -12,8 +12,10 @@ The choice is made per compiled function, in three steps:
 
 1. The whole-graph cost model (``backends/graph_cost.py``) predicts both ways from the facts of the call that
    captured (op kinds and sizes, scalar or array results, guards, write-backs, breaks, what the C kernels save)
-   and this process's measured calibration. Graphs predicted ``CLEAR``-ly faster run as graphs, unmeasured.
-2. Otherwise the next cache hits alternate between the two ways (graphs first), each call timed whole, until each
+   and this process's measured calibration: the reason explain() shows. It does not decide alone: in a corpus
+   run on a machine at load 15 (2 CPUs), a calibration measured in a busy moment predicted SGD's graphs clearly
+   faster, and they ran at 0.41x eager.
+2. Then the next cache hits alternate between the two ways (graphs first), each call timed whole, until each
    way has ``MIN_SAMPLES`` timings and their medians differ by more than ``DECISIVE``, or ``MAX_SAMPLES`` each.
    A call that captured, or made the fast path, is not a sample (it paid for compiling). The clock is the
    process's CPU time: on a machine shared with other jobs, the time a call spends descheduled is not its own.
@@ -21,7 +23,7 @@ The choice is made per compiled function, in three steps:
 
 Measured on the corpus (2-CPU machine, shared with other jobs): the graphs of gemver, SGD and Adam over lists
 and dicts, kv-cache decoding, xorshift, pairwise distances ran at 0.55-0.8x eager, their functions (after the
-same guards) at 0.97-1.0x; the stencils with C kernels at 3-4x, predicted clear and never measured.
+same guards) at 0.97-1.0x; the stencils with C kernels at 3-4x.
 
 ``explain()`` shows the prediction (``describe``), and for a compiled function that has run, the measurement.
 """
@@ -68,7 +70,7 @@ class WayChoice:
         class's own ``__call__``): a timing wrapper while measuring, else ``fast`` itself."""
         if self.why_fixed or cf.eager_fallback is not None:
             return fast
-        if cf.captures != self._captures:  # a new capture: predict, and measure again unless clear
+        if cf.captures != self._captures:  # a new capture: predict, and measure again
             self._captures = cf.captures
             self._start(cf)
         if not self.measuring:
@@ -106,10 +108,6 @@ class WayChoice:
             self.prediction = predict(facts_of(cf.last_events), calibration())
         except Exception as e:  # the prediction is advice: without it, the measurement decides
             self.reason = f"measuring both ways (no prediction: {type(e).__name__}: {e})"
-            return
-        if self.prediction.clear:
-            self._decide(GRAPHS, f"{self.prediction.reason}: clear without measuring")
-            self._reinstall(cf)
             return
         self.reason = f"measuring both ways ({self.prediction.reason})"
 
