@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 
@@ -59,6 +60,8 @@ class Row:
     peer_s: float = math.nan
     peer_note: str = ""
     first_break: str = ""
+    way: str = ""
+    """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
 
     @property
     def ratio(self) -> float:
@@ -118,7 +121,22 @@ def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
     row.peer_s = medians.get("peer", math.nan)
     stats = capture_stats(cf)
     row.captures, row.recompiles, row.compile_s = stats.captures, stats.recompiles, stats.compile_seconds
+    row.way = way_of(cf)
     return row
+
+
+def way_of(cf) -> str:
+    """``graphs`` or ``function``, with ``predicted`` (clear without measuring) or ``measured`` and the measured
+    ratio; ``eager`` for a function that gave up capturing."""
+    ways = cf.ways
+    if cf.eager_fallback:
+        return "eager"
+    if ways.measuring:
+        return "measuring"
+    if "measured" not in ways.reason:
+        return f"{ways.way} (predicted)"
+    g, f = (statistics.median(ways.samples[w]) for w in ("graphs", "function"))
+    return f"{ways.way} (measured {f / g:.2f}x)"
 
 
 def geometric_mean(values: list[float]) -> float:
@@ -131,7 +149,7 @@ def _times(ratio: float) -> str:
 
 def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
     headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
-               "eager/compiled"]
+               "eager/compiled", "way"]
     headers += ["eager/torch.compile"] if peers else []
     headers += ["status"]
     body = []
@@ -139,7 +157,7 @@ def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
         line = [r.kernel.name + (" *" if r.kernel.data_dependent else ""), r.kernel.family, str(r.graphs),
                 str(r.breaks), str(r.captures), str(r.recompiles), fmt_time(r.compile_s), fmt_time(r.eager_s) if math.isfinite(r.eager_s) else "-",
                 fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
-                f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-"]
+                f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-", r.way]
         if peers:
             if math.isfinite(r.peer_s):
                 line.append(f"{r.eager_s / r.peer_s:.2f}x" + (" (differs)" if r.peer_note else ""))
@@ -205,7 +223,7 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         rows.append(measure(k, opts.quick, peer, time.process_time if opts.cpu_time else time.perf_counter))
         r = rows[-1]
-        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s)"
+        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way}"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
               f" ({time.perf_counter() - start:.1f} s)", flush=True)
     headers, body = table(rows, peer is not None)

@@ -31,7 +31,9 @@ sit in front of its compiled code, and becomes the compiled function's ``__call_
             except Exception:
                 break
             self._fast_hit = K9
-            R = K10((v0, v2, v3, ), K11, K12)
+            if K10.eager:                    # the way chosen for cache hits (way_choice.py)
+                return K11(a0, a1)
+            R = K12((v0, v2, v3, ), K13, K14)
             return R[0]
         return self._call((a0, a1), {})      # no entry's guards hold
 
@@ -99,6 +101,7 @@ class _Writer:
         guards = seg.guards.guards
         runs = item_runs(guards)
         i = 0
+        split = None  # where the guards on aliasing start: the function way needs none of them (see below)
         while i < len(guards):
             g = guards[i]
             if i in runs:  # like guards on the items of one list: one slice, checked by one loop
@@ -106,6 +109,8 @@ class _Writer:
                 i = runs[i]
                 continue
             i += 1
+            if split is None and (g.kind in PAIR_KINDS or g.kind == "writeable"):
+                split = len(body)
             v = self.fetch(g.source)
             if g.kind == "type":
                 typed[g.source] = g.expected
@@ -138,14 +143,17 @@ class _Writer:
         self.named_errors = None
         run = _runner_call(seg, self)
         result = self.result(seg.result_recipe)
+        # The original function (``way_choice``) is eager's semantics for any arguments: it runs once the guards
+        # that pick the entry hold, before those on aliasing between arrays (pairwise, the costliest), which only
+        # the graph needs. Outside the try: an exception it raises is the caller's.
+        split = len(body) if split is None else split
         self.lines.append("    for _ in ONCE:")
-        self.lines.append("        try:")
-        self.lines += [f"            {line}" for line in body]
-        if not body:
-            self.lines.append("            pass")
-        self.lines.append("        except Exception:")
-        self.lines.append("            break")
+        self._try(body[:split])
         self.lines.append(f"        self._fast_hit = {self.const(seg)}")
+        self.lines.append(f"        if {self.const(self.owner.ways)}.eager:")
+        self.lines.append(f"            return {self.const(self.owner.fn)}({self.args})")
+        if body[split:]:
+            self._try(body[split:])
         if not seg.graph.outputs:
             self.lines.append("        R = ()")
         elif self.named_errors is None:
@@ -155,6 +163,12 @@ class _Writer:
                            f"            raise {self.named_errors}(e)"]
         self.lines += [f"        {line}" for line in writes]  # the caller's arrays, before anything else runs
         self.lines.append(f"        return {result}")
+
+    def _try(self, body: list[str]) -> None:
+        """Lines run in the entry's loop: an exception (a source gone) is a miss, as a failed guard is."""
+        self.lines.append("        try:")
+        self.lines += [f"            {line}" for line in body] or ["            pass"]
+        self.lines += ["        except Exception:", "            break"]
 
     def array_check(self, v: str, expected: tuple) -> str:
         """Shape and dtype as two names: no indexing on each call."""
@@ -278,6 +292,7 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
         return None, "the function takes *args, **kwargs or keyword-only arguments"
     argnames = list(owner.code.co_varnames[:owner._simple_argcount])
     writer = _Writer(owner, argnames)
+    writer.args = ", ".join(f"a{i}" for i in range(len(argnames)))
     writer.lines.append("")
     for n, seg in enumerate(entries):
         if seg.end != "return":

@@ -43,6 +43,9 @@ class ExplainReport:
     """Why compile() could not interpret the function at all (so it ran eagerly), or "" when it could."""
     backends: list = field(default_factory=list)
     """For each graph, how the backend runs it and why (``CompiledGraph.how_it_runs``)."""
+    way: str = ""
+    """Which way cache hits run, the graphs or the original function, and why (``way_choice``): the prediction
+    for this call, and for a compiled function passed to explain() that has run, what its measurement chose."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): runs eagerly, not compiled: {self.eager_fallback}"] \
@@ -58,6 +61,7 @@ class ExplainReport:
                 lines.append(f"      hint: {b.hint}")
         for i, how in enumerate(self.backends):
             lines.append(f"  graph {i} runs as {how}")
+        lines += [f"  {line}" for line in self.way.splitlines()]
         lines.append(f"  guards ({len(self.guards)}):")
         lines += [f"    {g}" for g in self.guards]
         lines.append("  stitching code:")
@@ -104,6 +108,10 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
         report = _report(target, segments)
         report.fast_path = cf.fast_path_source
         report.eager_fallback = cf.eager_fallback or ""
+        if not report.eager_fallback:
+            report.way = cf.ways.explain(cf)
+            if isinstance(fn, CompiledFunction) and fn.ways.samples["graphs"]:
+                report.way += f"\nthis compiled function's {fn.ways.describe()}"
         return report
 
     return run

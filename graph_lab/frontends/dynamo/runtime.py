@@ -24,6 +24,7 @@ from .fallback import called_in_another_capture, warn_eager_fallback
 from .frame import NULL, CodeCache, instructions_of
 from .handlers import cannot_interpret
 from .cache_hit_fast_path import make_fast_path
+from .way_choice import WayChoice
 from .recorder import MAX_GRAPH_NODES
 from .resume import CallBudget, finish_as_python, resumable
 from .segment import Segment
@@ -98,6 +99,7 @@ class CompiledFunction:
         if dynamic not in (None, True, False):
             raise TypeError(f"dynamic must be None (automatic), True or False, got {dynamic!r}")
         self.nested: dict = {}  # function -> CompiledFunction, for Python functions called at graph breaks
+        self.ways = WayChoice("" if backend == "auto" else f"backend={backend!r} was asked for by name")
         _wraps(self, fn)
         if reason is not None:  # not even one instruction could run at a break: all of it runs eagerly
             if fullgraph:
@@ -157,6 +159,7 @@ class CompiledFunction:
         methods up on the type, so the object gets a subclass of its own holding it."""
         self._fast, self._fast_path_source = call, source
         self._fast_path_due = False
+        call = self.ways.call_for(self, call, self._general_class.__call__)  # (timed while the way is measured)
         if call is None:
             if self.__class__ is not self._general_class:  # (as at the first capture: nothing to remove)
                 self.__class__ = self._general_class
@@ -191,6 +194,8 @@ class CompiledFunction:
                 return self._run_rest(offset, local_vars, stack)
             if self._events[-1].captured:
                 budget.captured(offset)
+            elif self.ways.eager and offset == self._first:  # (way_choice: this cache hit runs the function)
+                return self.fn(*args, **kwargs)
             result, local_vars, stack = segment.execute(inputs)
             if segment.end == "return":
                 return result
