@@ -79,11 +79,13 @@ class InputWrites:
         """The write-backs of the segment, ``[(source, output index)]``: each written array's final value is a
         graph output (added through the RecipeMaker ``maker``). Adds the guards that make them valid."""
         writebacks = []
-        checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
         for key, (t, source, _) in self.written.items():
             t._check_fresh()
             writebacks.append((source, maker.output(t._value)))
             self.guards.add(Guard("writeable", source, None, None))
+        # (after every "writeable" guard: the "disjoint" guards in one run are checked as one block, overlap.py)
+        checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
+        for key, (t, source, _) in self.written.items():
             for other_key, (_, other_source, _) in self.inputs.items():
                 if other_key != key and (other_key, key) not in checked:
                     checked.add((key, other_key))
