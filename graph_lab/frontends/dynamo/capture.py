@@ -34,9 +34,10 @@ from . import handlers, masked
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
-from .dynamic_ints import index_with_sizes, python_key, symbolic_int
+from .dynamic_ints import index_key, python_key, symbolic_int
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guard_set import Guard, GuardSet
+from .int_lists import dynamic_list_slice
 from .internal_errors import raises_for_the_program
 from .iterators import ResumedIter, SequenceIter, items_left
 from .mutation import InputWrites, store_into, stores_itself
@@ -333,13 +334,10 @@ class CaptureContext(CallCapture):
         """``left is right``. Two arrays passed in are guarded to stay distinct (or one) objects."""
         a, b = self.identity(left), self.identity(right)
         if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
-            sources = [self._input_source(t) for t in (a, b)]
+            sources = [self.writes.source_of(t) for t in (a, b)]
             if None not in sources:
                 self.guards.add(Guard("distinct", sources[1], sources[0], self.loc()))
         return a is b
-
-    def _input_source(self, t: Tensor):
-        return self.writes.source_of(t)
 
     def truth(self, var: Var) -> bool:
         value = var.value
@@ -437,11 +435,13 @@ class CaptureContext(CallCapture):
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else index_with_sizes(self, self.use(key))
+            k = key.value if isinstance(key.value, Tensor) else index_key(self, key)
             return Var(masked.select(c, k)) if masked.is_mask_of(k, c) else \
                 self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
             k = python_key(self.use(key))
+            if (part := dynamic_list_slice(self, container, k)) is not None:  # (int_lists.py)
+                return part
             self.guard(container)
             if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
                 return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))

@@ -71,6 +71,14 @@ class Guard:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
 
+    def failure_reason(self, inputs) -> str:
+        """Why this guard fails for the state ``inputs``, in words (its value read again through its source)."""
+        try:
+            value = self.source.fetch(inputs)
+        except Exception as e:  # the source itself is gone (a missing attribute, a shorter list)
+            return f"{self.source.describe()} could not be read ({type(e).__name__})"
+        return self.explain_failure(value)
+
     def explain_failure(self, value) -> str:
         """Why ``value`` breaks this guard, in words (used by the recompile log)."""
         what = self.source.describe()

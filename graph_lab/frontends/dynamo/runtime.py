@@ -34,7 +34,8 @@ from ..tensor import Tensor
 from ..trace import nothing_dead
 from .recorder import MAX_GRAPH_NODES
 from .resume import CallBudget, finish_as_python, resumable, resume_function
-from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of
+from .segment import (EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, guards_needed,
+                      uses_top_of)
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -212,18 +213,14 @@ class CompiledFunction:
 
     def _lookup(self, offset: int, inputs: FrameInputs) -> Segment | None:
         entries = self.cache.setdefault(offset, [])
-        reasons = []
+        failed_guards = []
         for seg in entries:
             failed = seg.check(inputs)
             if failed < 0:
                 self._events.append(CallEvent(offset, seg, False))
                 return seg
-            guard = seg.guards.guards[failed]
-            try:
-                value = guard.source.fetch(inputs)
-                reasons.append(guard.explain_failure(value))
-            except Exception as e:  # the source itself is gone (a missing attribute, a shorter list)
-                reasons.append(f"{guard.source.describe()} could not be read ({type(e).__name__})")
+            failed_guards.append(seg.guards.guards[failed])
+        reasons = [g.failure_reason(inputs) for g in failed_guards]  # (put in words only when no entry holds)
         if entries:
             if self.recompiles >= self.recompile_limit:
                 self._give_up(reasons)
@@ -364,6 +361,7 @@ class CompiledFunction:
                 nodes = list(graph.nodes)  # (before _finish adds outputs and removes dead code)
                 seg = self._finish(ctx, frame, offset, "break", stop=stop, ins=ins)
                 seg.step_log, seg.step_nodes = log + [(ins, "graph break: " + stop.reason)], nodes
+                seg.guards = guards_needed(seg, log)
                 return seg
             n_nodes = len(graph.nodes)
             frame.ip = ip + 1
@@ -528,7 +526,6 @@ class CompiledFunction:
                 return result.var.value
 
 
-
 def _wraps(wrapper, fn: types.FunctionType) -> None:
     """``functools.update_wrapper(wrapper, fn)`` for a Python function ``fn``, written out: a function has every
     attribute of ``WRAPPER_ASSIGNMENTS`` (reading ``__annotations__`` makes it an empty dict if it had none, as
@@ -602,8 +599,7 @@ def _cannot_interpret_of(code: types.CodeType) -> str | None:
     try:
         return _cannot_interpret_cache[code]
     except KeyError:
-        reason = _cannot_interpret_cache.put(code, cannot_interpret(code))
-        return reason
+        return _cannot_interpret_cache.put(code, cannot_interpret(code))
 
 
 def _conditional_jumps(code: types.CodeType) -> dict[int, tuple[bool, int, int]]:

@@ -25,7 +25,7 @@ from ...ops import Op, opdef
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
-from .guard_set import Guard
+from .guard_set import Guard, GuardSet
 from .iterators import LazyIter
 from .masked import Selection
 from .mutation import write_back
@@ -214,6 +214,32 @@ class ExecutePlan:
         """The graph output of each stack slot, when every one is a graph output (the usual ``if tensor:``)."""
 
 
+MOVES = frozenset({"NOP", "RESUME", "PRECALL", "PUSH_NULL", "KW_NAMES", "EXTENDED_ARG", "CACHE", "LOAD_FAST",
+                   "LOAD_FAST_CHECK", "LOAD_CONST", "STORE_FAST", "POP_TOP", "COPY", "SWAP"})
+"""Instructions that move values on the stack and between locals (or do nothing), never looking at them."""
+
+
+def guards_needed(seg: Segment, log: list):
+    """The guards ``seg`` needs: its own, or none at all when it breaks after instructions that only moved values
+    and passes every value on as it was (no graph output, each recipe a source or a constant). Such a segment (the
+    resume after a break, stopped again at once by ``ids.append(token)``) computes nothing and holds for any
+    state; the guards its capture added when it wrapped the values (an array's shape, a size symbol) would only
+    make it capture again when they change."""
+    recipes = list(seg.local_recipes.values()) + list(seg.stack_recipes)
+    if seg.graph.outputs or seg.writebacks or any(entry[0].opname not in MOVES for entry in log) or \
+            not all(_passes_on(r) for r in recipes):
+        return seg.guards
+    return GuardSet()
+
+
+def _passes_on(recipe: tuple) -> bool:
+    """The value read again as it was (a loop's iterator not advanced: an IterState at the same place)."""
+    if recipe[0] == "ref":
+        recipe = recipe[1][recipe[2]]
+        return recipe[0] == "advance" and recipe[2] == 0
+    return recipe[0] in ("source", "const", "null")
+
+
 EMPTY_STACK = object()
 """In a step log: the stack was empty after the step."""
 
@@ -346,6 +372,11 @@ class RecipeMaker:
         if var.source is not None and not isinstance(var.value, Tensor):
             if isinstance(var.source, DerivedSource):  # computed again on each call: that must succeed
                 self.ctx.guards.add(Guard("type", var.source, type(var.value), None))
+                if type(var.value) is list:  # (a slice of a list, new on each call: one object wherever it is)
+                    slot = self._slots.setdefault(id(var.value), len(self.shared))
+                    if slot == len(self.shared):
+                        self.shared.append(("source", var.source))
+                    return ("ref", self.shared, slot)
             return ("source", var.source)
         return self.value(var.value)
 
