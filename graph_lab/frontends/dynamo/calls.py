@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
 from .int_lists import list_as_array, list_length
+from .returned_scalars import returned_scalar
 from .guard_set import Guard
 from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
@@ -103,6 +104,9 @@ class CallCapture:
             self.guards.add(Guard("id", fn.source, f, self.loc()))
         if f is getattr or f is hasattr:
             return self._getattr(f, args, kwargs)
+        converted = returned_scalar(frame, f, args, kwargs)  # ``return int(t)``: no break (returned_scalars.py)
+        if converted is not None:
+            return Var(converted)
         if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):
             var = args[0].value.next_var()  # an iterator graph_lab tracks: its next item is known
             if var is not None:

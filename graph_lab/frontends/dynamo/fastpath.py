@@ -251,6 +251,8 @@ class _Writer:
             return f"ESCAPE({self.fetch(recipe[1])})"
         if kind == "tuple":
             return "(" + "".join(self.result(r) + ", " for r in recipe[1]) + ")"
+        if kind == "convert":  # ``return int(t)``
+            return f"{self.const(recipe[1])}({self.result(recipe[2])})"
         raise _NotFast(f"a {kind} result")
 
 

@@ -28,6 +28,7 @@ from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guard_set import Guard, GuardSet
 from .iterators import LazyIter
 from .masked import Selection
+from .returned_scalars import ReturnedScalar
 from .mutation import write_back
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
@@ -383,6 +384,8 @@ class RecipeMaker:
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, ReturnedScalar):  # ``return int(t)``: converted when the graph has run
+            return ("convert", x.convert, self.tensor(x.tensor))
         if isinstance(x, Selection):  # x[mask], made for real at a break: NumPy's copy of the selected elements
             return ("select", self.tensor(x.full), self.tensor(x.mask))
         if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
@@ -527,6 +530,8 @@ class Rebuilder:
             return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "select":
             return self(recipe[1])[self(recipe[2])]
+        if kind == "convert":
+            return recipe[1](self(recipe[2]))
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             if self._sizes_of is not None and self._sizes is None:
