@@ -64,9 +64,11 @@ def test_classification_feeds_a_where_in_one_kernel():
         return np.where(np.isnan(x) | np.isinf(x), 0.0, np.trunc(x) + np.rint(x * 0.5))
 
     x = edge_values(np.dtype("float64"))
-    compiled, got = fused_source_and_result(fn, x)
+    with np.errstate(all="ignore"):  # (x + x of the largest values overflows, on either side)
+        compiled, got = fused_source_and_result(fn, x)
+        want = fn(x)
     assert len(compiled.kernels) == 1, compiled.explain()
-    assert_bits(got, fn(x))
+    assert_bits(got, want)
 
 
 @needs_compiler

@@ -18,6 +18,7 @@ import numpy as np
 from ...ir.source import SourceLoc
 from .overlap import block_layout, disjoint_blocks, first_overlap
 from .size_checks import sizes_check
+from .source_reads import SourceReads
 from .sources import Const, DerivedSource, ItemSource, Source
 
 KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct", "writeable",
@@ -376,17 +377,11 @@ class GuardSet:
         each source is read once, before the first guard that needs it, and a source that cannot be read (a
         missing key, a computation that raises) fails that guard. A run of like guards on the items of a list
         (see ``item_runs``) is checked by a loop, in the same order, returning the same index."""
-        sources: list[Source] = []
-        index: dict[Source, int] = {}
         lines = ["def check(I):"]
+        reads = SourceReads(lines)
 
         def fetch(s: Source, n: int) -> str:
-            if s not in index:
-                index[s] = len(sources)
-                sources.append(s)
-                lines.extend(["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
-                              f"        return {n}"])
-            return f"v{index[s]}"
+            return reads.fetch(s, f"return {n}")
 
         runs = item_runs(self.guards)
         blocks = disjoint_blocks(self.guards)
@@ -400,7 +395,7 @@ class GuardSet:
                     fetch(self.guards[k].source, k)
                     fetch(self.guards[k].expected, k)
                 block_sources, layouts[n] = block_layout(self.guards[n:end])
-                arrays = "".join(f"v{index[s]}, " for s in block_sources)
+                arrays = "".join(f"{reads.fetch(s)}, " for s in block_sources)
                 lines += [f"    k = first_overlap(({arrays}), K[{n}])", "    if k >= 0:", f"        return {n} + k"]
                 n = end
                 continue
@@ -427,7 +422,7 @@ class GuardSet:
             n += 1
         lines.append("    return -1")
         source_text = "\n".join(lines)
-        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
+        namespace = {**reads.namespace(), "ndarray": np.ndarray, "same": same_value,
                      "dims_match": dims_match, "may_share": np.may_share_memory,
                      "first_overlap": first_overlap,
                      "K": [layouts[n] if n in layouts else tuple(g.expected) if g.kind == "keys" else None

@@ -30,6 +30,7 @@ from .iterators import LazyIter
 from .masked import Selection
 from .returned_scalars import ReturnedScalar
 from .mutation import write_back
+from .source_reads import input_reader
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
@@ -126,19 +127,18 @@ class Segment:
             # someone puts another runner in, as the equivalence checker's tests do).
             plan = self._plan = ExecutePlan(self)
         if plan.symbolic and plan.direct is None:
-            args = {name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)}
-            outs = self.runner(args) if self.graph.outputs else []
+            outs = self.runner(dict(zip(plan.names, plan.read_all(inputs)))) if self.graph.outputs else []
             rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs))
         else:
             if plan.direct is not None:  # (for a symbolic graph too: the guards checked its sizes)
                 try:
-                    outs = plan.direct(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params, plan.consts)
+                    outs = plan.direct(plan.read(inputs), plan.params, plan.consts)
                 except Exception as e:
                     raise plan.named_error(e)
             elif plan.run is not None:
-                outs = plan.run(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params)
+                outs = plan.run(plan.read(inputs), plan.params)
             elif self.graph.outputs:
-                outs = self.runner({name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)})
+                outs = self.runner(dict(zip(plan.names, plan.read_all(inputs))))
             else:
                 outs = []
             rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs)) if plan.symbolic else None
@@ -197,6 +197,10 @@ class ExecutePlan:
             self.run, self.params = compiled._run, compiled._params
             if getattr(compiled, "direct", None) is not None:
                 (self.direct, self.consts), self.named_error = compiled.direct, compiled._named_error
+        self.read = input_reader(self.ordered)
+        """The values of ``ordered`` for a call's ``FrameInputs``, as a tuple (``source_reads.py``)."""
+        self.read_all = input_reader(seg.input_sources)
+        """The values of every graph input, in the graph's order."""
         self.locals: list[tuple] = []
         """(name, kind, arg), in the frame's order: ("out", index), ("local", LocalSource), or ("recipe", recipe)
         for anything a ``Rebuilder`` follows."""
