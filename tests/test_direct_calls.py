@@ -50,8 +50,8 @@ def test_reductions_give_the_implementations_bits(dtype, shape, axis, keepdims):
     assert ("np.true_divide(" in cg.source) == (x.dtype == np.float64)  # the mean's own steps: float64 only
 
 
-def test_a_full_reduction_to_a_scalar_keeps_numpys_function():
-    """A 0-d result: NumPy's wrapper may hand back a NumPy scalar, so the line is NumPy's function."""
+def test_full_reductions_to_a_scalar_give_numpys_scalars():
+    """A 0-d result is a NumPy scalar, as from NumPy's functions (the mean keeps np.mean: its wrapper makes it)."""
     x = np.arange(6.0).reshape(2, 3)
     g, cg, got, want = compiled_and_reference(lambda x: (x.sum(axis=(0, 1)), x.mean(axis=(0, 1))),
                                               {"x": (2, 3)}, {"x": x})
