@@ -111,3 +111,22 @@ def test_the_generated_size_check_is_each_facts_check(names, guards):
     for sizes in itertools.product(range(0, 40, 3), repeat=len(names)):
         named = dict(zip(names, sizes))
         assert check(*sizes) == all(g.check(named) for g in guards), named
+
+
+def grows_and_appends(x, n):
+    out = []
+    for _ in range(n):
+        out.append(int(x.sum()))  # a break at int(), then one at the append (a list made before the break)
+        x = np.concatenate([x, x[-1:] + 1.0])
+    return out
+
+
+def test_a_segment_that_only_moves_values_before_its_break_has_no_guards():
+    """The resume after ``int(...)`` breaks again at ``out.append`` at once: it passes every value on, so the
+    growing ``x`` it holds does not make it capture again."""
+    cf = graph_lab.compile(grows_and_appends)
+    for n in (6, 9):
+        assert cf(np.arange(3.0), n) == grows_and_appends(np.arange(3.0), n)
+    unguarded = [seg for segs in cf.cache.values() for seg in segs if seg.end == "break" and not seg.guards.guards]
+    assert len(unguarded) == 1 and "append" in unguarded[0].break_reason
+    assert len(cf.cache[unguarded[0].start]) == 1  # captured once, for every length of x
