@@ -105,3 +105,13 @@ def test_int_of_a_one_element_array_with_dimensions_still_breaks():
             graph_lab.compile(f)(x)
     else:
         assert graph_lab.compile(f)(x) == want
+
+
+def test_a_global_that_shadows_int_later_is_called_as_python_calls_it():
+    namespace = {"np": np}
+    exec("def total(x):\n    return int(x.sum())\n", namespace)
+    total = namespace["total"]
+    cf = graph_lab.compile(total)
+    assert cf(np.arange(4)) == 6
+    namespace["int"] = lambda v: "shadowed"  # the function's globals now name another int
+    assert cf(np.arange(4)) == total(np.arange(4)) == "shadowed"

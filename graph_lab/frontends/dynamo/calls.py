@@ -106,6 +106,8 @@ class CallCapture:
             return self._getattr(f, args, kwargs)
         converted = returned_scalar(frame, f, args, kwargs)  # ``return int(t)``: no break (returned_scalars.py)
         if converted is not None:
+            if fn.source is not None:  # (the name must still mean the builtin)
+                self.guard(fn)
             return Var(converted)
         if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):
             var = args[0].value.next_var()  # an iterator graph_lab tracks: its next item is known
