@@ -146,9 +146,37 @@ C_OPS = {
     Op.LOGICAL_XOR: lambda a, t: f"(({a[0]} != 0) ^ ({a[1]} != 0))",
     Op.WHERE: lambda a, t: f"({a[0]} ? {a[1]} : {a[2]})",
     Op.CLIP: lambda a, t: _clip(*a),  # a: x, lo, hi (None for a bound not given)
+    # classification, in the operand's dtype: NaN is the one value unequal to itself; |x| < inf is false for NaN
+    Op.ISNAN: lambda a, t: f"({a[0]} != {a[0]})",
+    Op.ISINF: lambda a, t: f"(__builtin_{c_function('fabs', t)}({a[0]}) == {c_number(math.inf, t)})",
+    Op.ISFINITE: lambda a, t: f"(__builtin_{c_function('fabs', t)}({a[0]}) < {c_number(math.inf, t)})",
+    # rounding: exact IEEE operations (rint in the default mode, to nearest, halves to even, as NumPy's loops)
+    Op.RINT: _builtin("rint"),
+    Op.TRUNC: _builtin("trunc"),
+    Op.ROUND: _builtin("rint"),  # decimals=0 only (partition.why_not): np.round is then np.rint
 }
 
+_BY_CPU = ("NumPy computes it with its own SIMD code (SVML where the CPU has AVX-512) or with libm, by CPU: no C "
+           "function gives its bits on every machine")
+_INTEGERS = ("on integers, which kernels do not compute in (float32, float64 and bool); on bools ``& | ^ ~`` are "
+             "recorded as the logical ops, which kernels compute")
+NOT_FUSED = {
+    **dict.fromkeys([Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.SINH, Op.COSH, Op.LOG2, Op.LOG10, Op.EXP2, Op.ARCTAN2],
+                    _BY_CPU),
+    Op.HYPOT: "libm's hypot or NumPy's own loop, by CPU: their bits are not promised to agree",
+    Op.LOGADDEXP: "NumPy's formula calls log1p and exp (" + _BY_CPU + ")",
+    **dict.fromkeys([Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.INVERT, Op.LEFT_SHIFT, Op.RIGHT_SHIFT],
+                    _INTEGERS), Op.FLOORDIV: "not yet written (NumPy's divmod steps)",
+    Op.MOD: "not yet written (NumPy's divmod steps)",
+    Op.CONJ: "complex values (kernels compute in float32, float64 and bool)",
+    Op.ANGLE: "complex values, and arctan2 for real ones (see arctan2)",
+}
+"""The elementwise ops of the op table without a kernel expression, and why: a kernel must give NumPy's bits
+(only the libm calls of ``TRANSCENDENTAL`` are within a tolerance, and those were there first)."""
+
 COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
+CLASSIFY = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE})
+"""Ops whose bool result says what kind of number the operand is: computed in the operand's dtype."""
 LOGICAL = frozenset({Op.LOGICAL_NOT, Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_XOR})
 TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.TANH, Op.SIN, Op.COS, Op.POW, Op.SIGMOID,
                             Op.GELU})
@@ -157,7 +185,7 @@ TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.TANH, Op.SIN,
 
 def compute_dtype(node: Node) -> np.dtype:
     """The dtype the op computes in: its result's, except for comparisons (the operands' common dtype)."""
-    if node.op in COMPARISONS:
+    if node.op in COMPARISONS or node.op in CLASSIFY:
         return np.result_type(*[_promotion_operand(v.type) for v in node.inputs])
     if node.op == Op.WHERE:
         return node.output.type.dtype

@@ -37,7 +37,8 @@ LIBM_FUNCTION = {Op.EXP: "exp", Op.LOG: "log", Op.LOG1P: "log1p", Op.EXPM1: "exp
 """The libm function an op calls once per element (the cost model measures each one)."""
 BLAS_OPS = frozenset({Op.MATMUL, Op.EINSUM, Op.LINEAR, Op.CONV2D, Op.OUTER})
 """Ops that may run NumPy's BLAS (and leave its threads spinning for a while)."""
-FLOAT_ONLY = frozenset(c_kernels.C_OPS) - c_kernels.COMPARISONS - c_kernels.LOGICAL - {Op.CAST, Op.COPY, Op.WHERE}
+FLOAT_ONLY = frozenset(c_kernels.C_OPS) - c_kernels.COMPARISONS - c_kernels.LOGICAL - c_kernels.CLASSIFY - \
+    {Op.CAST, Op.COPY, Op.WHERE}
 
 
 @dataclass(eq=False)
@@ -206,7 +207,9 @@ def why_not(node: Node) -> str | None:
     if node.op in ROW_OPS:
         return why_not_row(node)
     if node.op not in c_kernels.C_OPS:
-        return f"no kernel expression for {node.op} ({definition.family})"
+        return f"no kernel expression for {node.op} ({c_kernels.NOT_FUSED.get(node.op, definition.family)})"
+    if node.op == Op.ROUND and node.attrs["decimals"] != 0:
+        return "round to decimals other than 0 (NumPy scales, rounds and scales back: not written as a kernel)"
     out = node.output.type
     if out.ndim == 0 or out.size == 0:
         return "a scalar or empty result: nothing to loop over"
@@ -214,6 +217,8 @@ def why_not(node: Node) -> str | None:
         return f"computes in {out.dtype} (kernels compute in float32, float64, bool)"
     if c_kernels.compute_dtype(node) not in c_kernels.C_TYPES:  # a comparison of a bool array with an int: in int64
         return f"compares in {c_kernels.compute_dtype(node)} (kernels compute in float32, float64, bool)"
+    if node.op in c_kernels.CLASSIFY and c_kernels.compute_dtype(node).kind != "f":
+        return f"{node.op} of {c_kernels.compute_dtype(node)} (kernels classify float32 and float64)"
     if node.op in FLOAT_ONLY and out.dtype.kind != "f":
         return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
     for v in node.inputs:

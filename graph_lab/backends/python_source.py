@@ -31,7 +31,8 @@ instruction that raised. ``source`` (``g.code``) is written from the same lines 
 
 Each node is written by the emitter for its op (``OP_EMITTERS``) or else for its family (``FAMILY_EMITTERS``);
 the default calls the op's own implementation, passed in as ``impl_<op>``, so a new op of the table needs no
-change here. Every call is the very function ``run`` calls, in the same order, so the results agree bit for bit.
+change here; an implementation that wraps one NumPy call is written as that call (``direct_calls.py``). The same
+NumPy calls as ``run``'s, in the same order, so the results agree bit for bit.
 
 Security: the source embeds no text taken from the user. Input and parameter names, string attributes and file
 names are user data (and, through the parser, file data), so the function reads inputs and parameters by
@@ -60,6 +61,7 @@ from ..ir.sizes import bind_attrs, checked_sizes, has_symbols, is_symbolic_graph
 from ..ir.symbolic import FUNCTIONS, Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
 from ..ops.indexing import Slice, Slot
+from .direct_calls import direct_emitters
 from .reference import bind_inputs, impl_attrs
 from .lifetimes import dying_names, row_names
 
@@ -351,6 +353,7 @@ OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.SIZE: _emit_size,          # v9 = s1 // 2              (sizes read from input shapes at the top)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
     Op.POW: _emit_pow,            # v6 = (v4 ** v5)          (or np.power(v4, v5))
+    **direct_emitters(_emit_impl),  # v7 = v6.reshape((2, 8)), np.mean(v7, axis=(1,), keepdims=True), np.stack
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {
     "unary": _emit_numpy,         # v6 = np.tanh(v5)          (impl_<op>(...) when impl is not a NumPy function)
@@ -390,7 +393,7 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
     numbering = ctx.numbering
     per_op: dict[Any, tuple[Callable, bool]] = {}  # op -> (emitter, multi_output)
     body: list[tuple[str, str | None, Any]] = [
-        (f"{ctx.size_names[name]} = inputs[{_input_position(graph, source[0])}].shape[{source[1]}]",
+        (f"{ctx.size_names[name]} = inputs[{graph.input_names.index(source[0])}].shape[{source[1]}]",
          _safe_comment(name), None) for name, source in ctx.sources.items()]
     rows: dict[int, str] = {}  # the rows of body that read an input or a parameter: inputs[i], params[i]
     # the rows whose value only the next row reads (once): written inside it in the text (see _text_to_compile)
@@ -611,10 +614,6 @@ def _with_comments(body: list[tuple[str, str | None, Any]], return_line: str) ->
         lines.append(f"    {code.ljust(width)}  # {comment}")
     lines.append(return_line)
     return "\n".join(lines) + "\n"
-
-
-def _input_position(graph, name: str) -> int:
-    return graph.input_names.index(name)
 
 
 def _safe_comment(text: str) -> str:

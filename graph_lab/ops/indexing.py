@@ -62,13 +62,19 @@ def _static(v, what: str):
                   f"a computed tensor would give a data-dependent shape")
 
 
-def bind_key(key, first_pos: int) -> tuple[tuple, list]:
-    """Split a NumPy index into a static template and its index-array operands (numbered from ``first_pos``)."""
+def bind_key(key, first_pos: int, shape: tuple | None = None) -> tuple[tuple, list]:
+    """Split a NumPy index into a static template and its index-array operands (numbered from ``first_pos``).
+    ``shape``: the indexed array's, against which a constant mask is checked as NumPy checks it."""
     if not isinstance(key, tuple):
         key = (key,)
     template, operands = [], []
-    for k in key:
+    dims = [_dims_indexed(unwrap(k)) for k in key]
+    axis = 0  # the dimension of ``shape`` that the entry indexes
+    for k, d in zip(key, dims):
         k = unwrap(k)
+        if k is Ellipsis and shape is not None:
+            axis += len(shape) - sum(dims)
+        axis += d
         if k is None or k is Ellipsis or isinstance(k, Expr):
             template.append(k)
         elif isinstance(k, slice):
@@ -90,6 +96,8 @@ def bind_key(key, first_pos: int) -> tuple[tuple, list]:
         else:
             arr = np.asarray(list(k) if isinstance(k, range) else k)
             if arr.dtype == np.bool_:  # a constant mask: its True positions are known now
+                if shape is not None:
+                    _check_mask(shape, axis - d, arr.shape)
                 for part in np.nonzero(arr):
                     template.append(Slot(first_pos + len(operands)))
                     operands.append(part)
@@ -102,6 +110,28 @@ def bind_key(key, first_pos: int) -> tuple[tuple, list]:
             template.append(Slot(first_pos + len(operands)))
             operands.append(arr)
     return tuple(template), operands
+
+
+def _dims_indexed(k) -> int:
+    """How many dimensions of the indexed array a key entry takes (an Ellipsis: counted apart)."""
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, (list, tuple)) and not is_tensorlike(k):
+        try:
+            arr = np.asarray(k)
+        except ValueError:  # (ragged: bind_key refuses it)
+            return 1
+        return arr.ndim if arr.dtype == np.bool_ else 1
+    return 1
+
+
+def _check_mask(shape: tuple, axis: int, mask_shape: tuple) -> None:
+    """A boolean index covers as many dimensions as it has, each of the indexed array's size (NumPy's rule)."""
+    for i, n in enumerate(mask_shape):
+        if axis + i < len(shape):
+            same_size("index", shape[axis + i], n,
+                      f"boolean index did not match indexed array along axis {axis + i}; size of axis is "
+                      f"{shape[axis + i]} but size of corresponding boolean axis is {n}")
 
 
 def fill_key(key: tuple, operands) -> tuple:
@@ -246,7 +276,7 @@ def _index(*operands, key):
 
 
 def _bind_index(x, key):
-    template, idx = bind_key(key, 1)
+    template, idx = bind_key(key, 1, shape_of(x))
     indexed_shape(shape_of(x), template, [None] + [_concrete_or_type(o) for o in idx])
     return [x] + idx, {"key": template}
 
@@ -299,7 +329,7 @@ def index_update_in_place(*operands, key, mode=None):
 
 
 def _bind_index_update(x, key, value, mode=None):
-    template, idx = bind_key(key, 2)
+    template, idx = bind_key(key, 2, shape_of(x))
     target = indexed_shape(shape_of(x), template, [None, None] + [_concrete_or_type(o) for o in idx])
     _check_assignable(shape_of(value), target)
     return [x, value] + idx, ({"key": template} if mode is None else {"key": template, "mode": mode})

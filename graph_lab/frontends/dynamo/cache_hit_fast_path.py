@@ -62,9 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from .guard_set import PAIR_KINDS, _check_expr, dims_match, item_runs, sizes_hold, same_value
+from .guard_set import PAIR_KINDS, _check_expr, dims_match, item_runs, same_value
 from .mutation import copy_back
 from .writeback import is_region
+from .overlap import block_layout, disjoint_blocks, first_overlap
+from .size_checks import sizes_check
 from .sources import (AttrSource, CellContentsSource, CellSource, ClosureSource, DerivedSource,
                       GlobalSource, ItemSource, LocalSource, ObjectSource, SizesSource, Source)
 
@@ -100,10 +102,18 @@ class _Writer:
         typed: dict[Source, type] = {}
         guards = seg.guards.guards
         runs = item_runs(guards)
+        blocks = disjoint_blocks(guards)
         i = 0
         split = None  # where the guards on aliasing start: the function way needs none of them (see below)
         while i < len(guards):
             g = guards[i]
+            if i in blocks:  # "disjoint" guards, checked as one block (overlap.py)
+                split = len(body) if split is None else split  # (aliasing guards: see below)
+                sources, pairs = block_layout(guards[i:blocks[i]])
+                arrays = "".join(self.fetch(s) + ", " for s in sources)
+                body += [f"if first_overlap(({arrays}), {self.const(pairs)}) >= 0:", "    break"]
+                i = blocks[i]
+                continue
             if i in runs:  # like guards on the items of one list: one slice, checked by one loop
                 body += self.run(guards[i:runs[i]])
                 i = runs[i]
@@ -122,6 +132,8 @@ class _Writer:
                 expected = "None"
             elif g.kind == "keys":
                 expected = self.const(tuple(g.expected))
+            elif g.kind == "sizes":
+                expected = self.const(sizes_check(g.expected))
             elif g.kind == "array":
                 body += [f"if not ({self.array_check(v, g.expected)}):", "    break"]
                 continue
@@ -263,6 +275,8 @@ class _Writer:
             return f"ESCAPE({self.fetch(recipe[1])})"
         if kind == "tuple":
             return "(" + "".join(self.result(r) + ", " for r in recipe[1]) + ")"
+        if kind == "convert":  # ``return int(t)``
+            return f"{self.const(recipe[1])}({self.result(recipe[2])})"
         raise _NotFast(f"a {kind} result")
 
 
@@ -318,8 +332,8 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
     lines += ["    " + line for line in writer.lines] + ["    return __call__"]
     source = "\n".join(lines)
     namespace = {"ONCE": (None,), "UNSET": UNSET,
-                 "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match, "sizes_hold": sizes_hold,
-                 "may_share": np.may_share_memory,
+                 "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match,
+                 "may_share": np.may_share_memory, "first_overlap": first_overlap,
                  "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr,
                                                     "dict": dict, "zip": zip, "all": all, "Exception": Exception}}
     exec(compile(source, "<graph_lab fast path>", "exec"), namespace)

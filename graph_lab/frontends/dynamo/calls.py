@@ -25,6 +25,8 @@ from ..symbols import SymFloat
 from ..tensor import Tensor
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .dynamic_ints import tri_of_sizes
+from .int_lists import list_as_array, list_length
+from .returned_scalars import returned_scalar
 from .guard_set import Guard
 from .internal_errors import raises_for_the_program
 from .iterators import EnumerateIter, SequenceIter
@@ -107,6 +109,11 @@ class CallCapture:
             self.guards.add(Guard("id", fn.source, f, self.loc()))
         if f is getattr or f is hasattr:
             return self._getattr(f, args, kwargs)
+        converted = returned_scalar(frame, f, args, kwargs)  # ``return int(t)``: no break (returned_scalars.py)
+        if converted is not None:
+            if fn.source is not None:  # (the name must still mean the builtin)
+                self.guard(fn)
+            return Var(converted)
         if f is next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0].value, IterState):
             var = args[0].value.next_var()  # an iterator graph_lab tracks: its next item is known
             if var is not None:
@@ -134,6 +141,12 @@ class CallCapture:
             made = tri_of_sizes(self, self._raws(args), self._raws(kwargs))
             if made is not None:
                 return self.created(made)
+        if f in (np.array, np.asarray) and len(args) == 1 and not kwargs:  # of a dynamic list of ints
+            made = list_as_array(self, args[0])
+            if made is not None:
+                if fn.source is not None:
+                    self.guard(fn)
+                return Var(made)
         if f is np.copyto and args and isinstance(args[0].value, Tensor):  # a write into a stand-in: recorded
             if fn.source is not None:
                 self.guard(fn)
@@ -201,6 +214,9 @@ class CallCapture:
             return self.created(SymFloat(float_op(f.__name__, args[0].value.expr), self.shape_env))
         if f is len and len(args) == 1 and not kwargs and not isinstance(args[0].value, Tensor):
             value, source = args[0].value, args[0].source
+            length = list_length(self, args[0])  # a dynamic list of ints: its size symbol (int_lists.py)
+            if length is not None:
+                return length
             if source is None:
                 return Var(len(value))  # a container made during capture: its length is known
             if type(value) in (list, tuple, dict, str):  # computed again on each call, guarded where it is used

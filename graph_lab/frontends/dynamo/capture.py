@@ -34,9 +34,10 @@ from .calls import GETATTR, CallCapture
 from .capture_inputs import ID_GUARDED, InputCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
-from .dynamic_ints import index_with_sizes, python_key
+from .dynamic_ints import index_key, python_key
 from .frame import BreakGraph, Frame, IterState, Var, capture_error
 from .guard_set import Guard, GuardSet
+from .int_lists import dynamic_list_slice
 from .internal_errors import raises_for_the_program
 from .iterators import SequenceIter, items_left
 from .modules import getattr_by_python, getitem_by_python, key_in_dict, python_getitem
@@ -281,11 +282,13 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else index_with_sizes(self, self.use(key))
+            k = key.value if isinstance(key.value, Tensor) else index_key(self, key)
             return Var(masked.select(c, k)) if masked.is_mask_of(k, c) else \
                 self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):
             k = python_key(self.use(key))
+            if (part := dynamic_list_slice(self, container, k)) is not None:  # (int_lists.py)
+                return part
             self.guard(container)
             if isinstance(k, (int, str, np.integer)) and not isinstance(k, bool) or type(c) is dict:
                 return self.wrap(self._run(operator.getitem, (c, k), {}), ItemSource(container.source, k))

@@ -22,7 +22,7 @@ from ..recorder import gc_paused
 from .capture import CaptureContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var
 from .mutation import donated_inputs
-from .segment import RecipeMaker, Segment, backend_runner, top_of_stack
+from .segment import RecipeMaker, Segment, backend_runner, guards_needed, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
 
 
@@ -108,6 +108,7 @@ def end_at_break(cf, ctx, frame, offset, stop: Attempt, ins, log: list) -> Segme
     nodes = list(ctx.graph.nodes)  # (before finish_segment adds outputs and removes dead code)
     seg = finish_segment(cf, ctx, frame, offset, "break", stop=stop, ins=ins)
     seg.step_log, seg.step_nodes = log + [(ins, "graph break: " + stop.reason)], nodes
+    seg.guards = guards_needed(seg, log)
     return seg
 
 

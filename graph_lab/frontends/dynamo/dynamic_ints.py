@@ -22,13 +22,14 @@ from ...ops import REGISTRY, Op
 from ..symbols import SymInt
 from ..tensor import call_op
 from .frame import Var
+from .int_lists import in_dynamic_list, mark_dynamic_lists, symbolic_list
 from .sources import DerivedSource, IntAsLengthSource, Source
 
 
 def mark_dynamic_ints(guards: list, inputs, dynamic_ints: set) -> list[str]:
     """Add to ``dynamic_ints`` the source of each int whose change breaks one of ``guards`` (a guard on a number
     computed from ints marks the ints it was computed from). Returns what became dynamic, in words."""
-    notes = []
+    notes = mark_dynamic_lists(guards, inputs, dynamic_ints)
     for g in guards:
         if g.kind != "equals" or type(g.expected) is not int:
             continue
@@ -38,7 +39,8 @@ def mark_dynamic_ints(guards: list, inputs, dynamic_ints: set) -> list[str]:
             continue
         if type(new) is not int or new == g.expected:
             continue
-        leaves = [s for s in _int_leaves(g.source, inputs) if s not in dynamic_ints]
+        leaves = [s for s in _int_leaves(g.source, inputs)
+                  if s not in dynamic_ints and not in_dynamic_list(s, dynamic_ints)]
         if not leaves:
             continue
         dynamic_ints.update(leaves)
@@ -82,6 +84,13 @@ def symbolic_int(ctx, value: int, source: Source) -> Var:
     ctx.input_sources[input_name] = carrier
     symbol = ctx.int_symbols[source] = SymInt(expr, env)
     return Var(symbol)
+
+
+def index_key(ctx, key: Var):
+    """The key of ``x[key]`` on a stand-in: a dynamic list of ints as its graph input (``int_lists.py``), else
+    the key's value, as ``index_with_sizes`` makes it."""
+    listed = symbolic_list(ctx, key)
+    return listed if listed is not None else index_with_sizes(ctx, ctx.use(key))
 
 
 def index_with_sizes(ctx, key):

@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 
 from ...ir.source import SourceLoc
+from .overlap import block_layout, disjoint_blocks, first_overlap
+from .size_checks import sizes_check
+from .source_reads import SourceReads
 from .sources import Const, DerivedSource, ItemSource, Source
 
 KINDS = ("type", "id", "equals", "array", "dims", "sizes", "len", "keys", "alias", "distinct", "writeable",
@@ -68,6 +71,14 @@ class Guard:
         else:
             text = f"{what}.keys() == {list(self.expected)!r}"
         return text + (f"  (from {self.loc})" if self.loc else "")
+
+    def failure_reason(self, inputs) -> str:
+        """Why this guard fails for the state ``inputs``, in words (its value read again through its source)."""
+        try:
+            value = self.source.fetch(inputs)
+        except Exception as e:  # the source itself is gone (a missing attribute, a shorter list)
+            return f"{self.source.describe()} could not be read ({type(e).__name__})"
+        return self.explain_failure(value)
 
     def explain_failure(self, value) -> str:
         """Why ``value`` breaks this guard, in words (used by the recompile log)."""
@@ -132,13 +143,6 @@ def dims_match(value, expected) -> bool:
         all(p is None or p == n for p, n in zip(pattern, value.shape))
 
 
-def sizes_hold(value, expected) -> bool:
-    """Every shape guard of ``(names, facts)`` holds for the sizes ``value``."""
-    names, facts = expected
-    sizes = dict(zip(names, value))
-    return all(g.check(sizes) for g in facts)
-
-
 def _dims_failure(what: str, value, expected) -> str:
     pattern, dtype = expected
     if type(value) is not np.ndarray:
@@ -173,8 +177,8 @@ def _check_expr(kind: str, v: str, k: str, other: str = "") -> str:
         return f"type({v}) is ndarray and {v}.shape == {k}[0] and {v}.dtype == {k}[1]"
     if kind == "dims":
         return f"dims_match({v}, {k})"
-    if kind == "sizes":
-        return f"sizes_hold({v}, {k})"
+    if kind == "sizes":  # (k: the facts as one function of the sizes, size_checks.py)
+        return f"{k}(*{v})"
     if kind == "len":
         return f"len({v}) == {k}"
     if kind == "alias":
@@ -373,22 +377,28 @@ class GuardSet:
         each source is read once, before the first guard that needs it, and a source that cannot be read (a
         missing key, a computation that raises) fails that guard. A run of like guards on the items of a list
         (see ``item_runs``) is checked by a loop, in the same order, returning the same index."""
-        sources: list[Source] = []
-        index: dict[Source, int] = {}
         lines = ["def check(I):"]
+        reads = SourceReads(lines)
 
         def fetch(s: Source, n: int) -> str:
-            if s not in index:
-                index[s] = len(sources)
-                sources.append(s)
-                lines.extend(["    try:", f"        v{index[s]} = S[{index[s]}](I)", "    except Exception:",
-                              f"        return {n}"])
-            return f"v{index[s]}"
+            return reads.fetch(s, f"return {n}")
 
         runs = item_runs(self.guards)
+        blocks = disjoint_blocks(self.guards)
+        layouts = {}
         n = 0
         while n < len(self.guards):
             g = self.guards[n]
+            end = blocks.get(n)
+            if end is not None:  # guards n .. end - 1 are "disjoint" guards, checked as one block (overlap.py)
+                for k in range(n, end):
+                    fetch(self.guards[k].source, k)
+                    fetch(self.guards[k].expected, k)
+                block_sources, layouts[n] = block_layout(self.guards[n:end])
+                arrays = "".join(f"{reads.fetch(s)}, " for s in block_sources)
+                lines += [f"    k = first_overlap(({arrays}), K[{n}])", "    if k >= 0:", f"        return {n} + k"]
+                n = end
+                continue
             end = runs.get(n)
             if end is not None:  # guards n .. end - 1 check items first .. of one list, in a loop
                 first = g.source.key
@@ -412,10 +422,12 @@ class GuardSet:
             n += 1
         lines.append("    return -1")
         source_text = "\n".join(lines)
-        namespace = {"S": [s.fetch for s in sources], "ndarray": np.ndarray, "same": same_value,
-                     "dims_match": dims_match, "sizes_hold": sizes_hold, "may_share": np.may_share_memory,
-                     "K": [tuple(g.expected) if g.kind == "keys" else None if g.kind in PAIR_KINDS else
-                           g.expected for g in self.guards]}
+        namespace = {**reads.namespace(), "ndarray": np.ndarray, "same": same_value,
+                     "dims_match": dims_match, "may_share": np.may_share_memory,
+                     "first_overlap": first_overlap,
+                     "K": [layouts[n] if n in layouts else tuple(g.expected) if g.kind == "keys" else None
+                           if g.kind in PAIR_KINDS else sizes_check(g.expected) if g.kind == "sizes" else
+                           g.expected for n, g in enumerate(self.guards)]}
         exec(compile(source_text, "<graph_lab guards>", "exec"), namespace)
         check = namespace["check"]
         check.source_text = source_text

@@ -81,12 +81,14 @@ class InputWrites:
         compute the final value in the caller's array: ``donated_inputs``), for writes into parts of it the
         ``writeback.Regions`` to write. Adds the guards that make them valid."""
         writebacks = []
-        checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
         for key, (t, source, _) in self.written.items():
             t._check_fresh()
             regions = writeback.plan(t._value, source, maker) if regions else None  # only the written parts
             writebacks.append((source, regions if regions is not None else maker.output(t._value)))
             self.guards.add(Guard("writeable", source, None, None))
+        # (after every "writeable" guard: the "disjoint" guards in one run are checked as one block, overlap.py)
+        checked = set()  # the pairs of arrays guarded to be disjoint (one guard per pair: the test is symmetric)
+        for key, (t, source, _) in self.written.items():
             for other_key, (_, other_source, _) in self.inputs.items():
                 if other_key != key and (other_key, key) not in checked:
                     checked.add((key, other_key))

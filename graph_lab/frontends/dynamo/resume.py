@@ -24,7 +24,7 @@ BREAK_BUDGET = 256
 """Graph breaks in one call after which the rest of that call runs as plain Python, and so does every later call
 of the function: its breaks are in a loop, so capture only slows it down."""
 RECAPTURE_BUDGET = 3
-"""Captures in one call at an offset that the same call has captured at already, after which the same happens: a
+"""Captures in one call at one offset that the same call has captured at already, after which the same happens: a
 loop that breaks at every iteration and whose guards change each time (a branch on each element's bits) would
 otherwise capture at every iteration until the recompile limit."""
 
@@ -42,12 +42,12 @@ class CallBudget:
 
     def __init__(self):
         self.breaks = self.recaptures = 0
-        self.captured_at: set[int] = set()
+        self.captured_at: dict[int, int] = {}
+        """offset -> captures there in this call; ``recaptures`` is the most captures again at one offset."""
 
     def captured(self, offset: int) -> None:
-        if offset in self.captured_at:
-            self.recaptures += 1
-        self.captured_at.add(offset)
+        count = self.captured_at[offset] = self.captured_at.get(offset, 0) + 1
+        self.recaptures = max(self.recaptures, count - 1)
 
     def spent(self) -> str:
         """After one more break: why the budget is used up, or ''."""

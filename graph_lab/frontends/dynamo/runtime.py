@@ -208,18 +208,14 @@ class CompiledFunction:
 
     def _lookup(self, offset: int, inputs: FrameInputs) -> Segment | None:
         entries = self.cache.setdefault(offset, [])
-        reasons = []
+        failed_guards = []
         for seg in entries:
             failed = seg.check(inputs)
             if failed < 0:
                 self._events.append(CallEvent(offset, seg, False))
                 return seg
-            guard = seg.guards.guards[failed]
-            try:
-                value = guard.source.fetch(inputs)
-                reasons.append(guard.explain_failure(value))
-            except Exception as e:  # the source itself is gone (a missing attribute, a shorter list)
-                reasons.append(f"{guard.source.describe()} could not be read ({type(e).__name__})")
+            failed_guards.append(seg.guards.guards[failed])
+        reasons = [g.failure_reason(inputs) for g in failed_guards]  # (put in words only when no entry holds)
         if entries:
             if self.recompiles >= self.recompile_limit:
                 self._give_up(reasons)

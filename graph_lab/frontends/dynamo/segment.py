@@ -25,10 +25,12 @@ from ...ops import Op, opdef
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
-from .guard_set import Guard
+from .guard_set import Guard, GuardSet
 from .iterators import LazyIter
 from .masked import Selection
+from .returned_scalars import ReturnedScalar
 from .mutation import write_back
+from .source_reads import input_reader
 from .sources import DerivedSource, FrameInputs, LocalSource, Source
 
 
@@ -125,19 +127,18 @@ class Segment:
             # someone puts another runner in, as the equivalence checker's tests do).
             plan = self._plan = ExecutePlan(self)
         if plan.symbolic and plan.direct is None:
-            args = {name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)}
-            outs = self.runner(args) if self.graph.outputs else []
+            outs = self.runner(dict(zip(plan.names, plan.read_all(inputs)))) if self.graph.outputs else []
             rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs))
         else:
             if plan.direct is not None:  # (for a symbolic graph too: the guards checked its sizes)
                 try:
-                    outs = plan.direct(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params, plan.consts)
+                    outs = plan.direct(plan.read(inputs), plan.params, plan.consts)
                 except Exception as e:
                     raise plan.named_error(e)
             elif plan.run is not None:
-                outs = plan.run(tuple([s.fetch(inputs) for s in plan.ordered]), plan.params)
+                outs = plan.run(plan.read(inputs), plan.params)
             elif self.graph.outputs:
-                outs = self.runner({name: s.fetch(inputs) for name, s in zip(plan.names, self.input_sources)})
+                outs = self.runner(dict(zip(plan.names, plan.read_all(inputs))))
             else:
                 outs = []
             rebuild = Rebuilder(inputs, outs, self._sizes_of(inputs)) if plan.symbolic else None
@@ -196,6 +197,10 @@ class ExecutePlan:
             self.run, self.params = compiled._run, compiled._params
             if getattr(compiled, "direct", None) is not None:
                 (self.direct, self.consts), self.named_error = compiled.direct, compiled._named_error
+        self.read = input_reader(self.ordered)
+        """The values of ``ordered`` for a call's ``FrameInputs``, as a tuple (``source_reads.py``)."""
+        self.read_all = input_reader(seg.input_sources)
+        """The values of every graph input, in the graph's order."""
         self.locals: list[tuple] = []
         """(name, kind, arg), in the frame's order: ("out", index), ("local", LocalSource), or ("recipe", recipe)
         for anything a ``Rebuilder`` follows."""
@@ -212,6 +217,32 @@ class ExecutePlan:
         outs_only = all(r[0] == "out" for r in seg.stack_recipes)
         self.stack_outs = [r[1] for r in seg.stack_recipes] if outs_only else None
         """The graph output of each stack slot, when every one is a graph output (the usual ``if tensor:``)."""
+
+
+MOVES = frozenset({"NOP", "RESUME", "PRECALL", "PUSH_NULL", "KW_NAMES", "EXTENDED_ARG", "CACHE", "LOAD_FAST",
+                   "LOAD_FAST_CHECK", "LOAD_CONST", "STORE_FAST", "POP_TOP", "COPY", "SWAP"})
+"""Instructions that move values on the stack and between locals (or do nothing), never looking at them."""
+
+
+def guards_needed(seg: Segment, log: list):
+    """The guards ``seg`` needs: its own, or none at all when it breaks after instructions that only moved values
+    and passes every value on as it was (no graph output, each recipe a source or a constant). Such a segment (the
+    resume after a break, stopped again at once by ``ids.append(token)``) computes nothing and holds for any
+    state; the guards its capture added when it wrapped the values (an array's shape, a size symbol) would only
+    make it capture again when they change."""
+    recipes = list(seg.local_recipes.values()) + list(seg.stack_recipes)
+    if seg.graph.outputs or seg.writebacks or any(entry[0].opname not in MOVES for entry in log) or \
+            not all(_passes_on(r) for r in recipes):
+        return seg.guards
+    return GuardSet()
+
+
+def _passes_on(recipe: tuple) -> bool:
+    """The value read again as it was (a loop's iterator not advanced: an IterState at the same place)."""
+    if recipe[0] == "ref":
+        recipe = recipe[1][recipe[2]]
+        return recipe[0] == "advance" and recipe[2] == 0
+    return recipe[0] in ("source", "const", "null")
 
 
 EMPTY_STACK = object()
@@ -346,12 +377,19 @@ class RecipeMaker:
         if var.source is not None and not isinstance(var.value, Tensor):
             if isinstance(var.source, DerivedSource):  # computed again on each call: that must succeed
                 self.ctx.guards.add(Guard("type", var.source, type(var.value), None))
+                if type(var.value) is list:  # (a slice of a list, new on each call: one object wherever it is)
+                    slot = self._slots.setdefault(id(var.value), len(self.shared))
+                    if slot == len(self.shared):
+                        self.shared.append(("source", var.source))
+                    return ("ref", self.shared, slot)
             return ("source", var.source)
         return self.value(var.value)
 
     def value(self, x) -> tuple:
         if isinstance(x, Tensor):
             return self.tensor(x)
+        if isinstance(x, ReturnedScalar):  # ``return int(t)``: converted when the graph has run
+            return ("convert", x.convert, self.tensor(x.tensor))
         if isinstance(x, Selection):  # x[mask], made for real at a break: NumPy's copy of the selected elements
             return ("select", self.tensor(x.full), self.tensor(x.mask))
         if isinstance(x, SymbolicValue):  # a size (T, d // 2): computed by the graph on each call
@@ -505,6 +543,8 @@ class Rebuilder:
             return IterState([Var(pair) for pair in enumerate(source.fetch(self.inputs), start)], pos)
         if kind == "select":
             return self(recipe[1])[self(recipe[2])]
+        if kind == "convert":
+            return recipe[1](self(recipe[2]))
         if kind == "view":
             _, base_recipe, op, attrs = recipe
             if self._sizes_of is not None and self._sizes is None:
