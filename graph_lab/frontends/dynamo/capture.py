@@ -30,7 +30,7 @@ from ...ir.shape_env import Dim, ShapeEnv
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..tensor import Storage, Tensor
-from . import handlers, masked
+from . import handlers, loop_regions, masked
 from .calls import CallCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
@@ -483,7 +483,7 @@ class CaptureContext(CallCapture):
             self.created_ids.add(id(it))
             self._keep.append(it)
             return Var(it)
-        return self.created(IterState(self.iterate(var, as_vars=True)))
+        return self.created(loop_regions.loop_iterator(self, value, self.iterate(var, as_vars=True)))
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value

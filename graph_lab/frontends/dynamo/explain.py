@@ -11,6 +11,7 @@ import types
 from typing import Any, Callable
 from dataclasses import dataclass, field
 
+from .loop_regions import loop_notes
 from .runtime import CompiledFunction
 
 
@@ -43,6 +44,9 @@ class ExplainReport:
     """Why compile() could not interpret the function at all (so it ran eagerly), or "" when it could."""
     backends: list = field(default_factory=list)
     """For each graph, how the backend runs it and why (``CompiledGraph.how_it_runs``)."""
+    loops: list = field(default_factory=list)
+    """For each loop of at least ``loop_regions.MIN_TRIPS`` iterations: kept as a ``fori_loop`` region, or why
+    it was unrolled."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): runs eagerly, not compiled: {self.eager_fallback}"] \
@@ -58,6 +62,7 @@ class ExplainReport:
                 lines.append(f"      hint: {b.hint}")
         for i, how in enumerate(self.backends):
             lines.append(f"  graph {i} runs as {how}")
+        lines += [f"  {note}" for note in self.loops]
         lines.append(f"  guards ({len(self.guards)}):")
         lines += [f"    {g}" for g in self.guards]
         lines.append("  stitching code:")
@@ -110,8 +115,9 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
 
 
 def _report(fn, segments) -> ExplainReport:
-    breaks, guards, graphs, backends = [], [], [], []
+    breaks, guards, graphs, backends, loops = [], [], [], [], []
     for seg in segments:
+        loops += loop_notes(seg.graph)
         if seg.graph.count():
             graphs.append(seg.graph)
             compiled = getattr(seg.runner, "__self__", None)
@@ -122,7 +128,8 @@ def _report(fn, segments) -> ExplainReport:
             breaks.append(BreakInfo(seg.break_reason, str(seg.break_loc), seg.break_instruction, seg.break_hint, code))
     return ExplainReport(fn.__qualname__, len(graphs), len(breaks), breaks, [g.count() for g in graphs], guards,
                          sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs,
-                         backend_seconds=sum(s.backend_seconds for s in segments), backends=backends)
+                         backend_seconds=sum(s.backend_seconds for s in segments), backends=backends,
+                         loops=loops)
 
 
 def stitching_code(fn, segments) -> str:
