@@ -1,6 +1,6 @@
 """Loop regions against unrolled loops: compile time and run time of the corpus's loop kernels.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_loop_regions.py [--quick] [--cpu-time]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_loop_regions.py [--quick] [--cpu-time] [--only NAME]
 
 For each corpus kernel whose ``for _ in range(n)`` loop compile() keeps as a ``fori_loop`` region (and two
 long-running stencils with many more steps), the kernel is compiled twice: as it is now (the loop a region) and
@@ -90,10 +90,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cpu-time", action="store_true")
+    parser.add_argument("--only", help="the kernels whose names start with this")
     opts = parser.parse_args(argv)
     clock = time.process_time if opts.cpu_time else time.perf_counter
-    print(f"loop regions against unrolled loops\nmachine: {machine()}; numpy {graph_lab.np.__version__ if hasattr(graph_lab, 'np') else ''}")
-    kernels = [k for k in CORPUS if not k.data_dependent and keeps_a_region(k)] + LONG
+    print(f"loop regions against unrolled loops\nmachine: {machine()}")
+    kernels = [k for k in CORPUS + LONG if k.name.startswith(opts.only or "") and not k.data_dependent]
+    kernels = [k for k in kernels if keeps_a_region(k)]
     rows = [measure(k, opts.quick, clock) for k in kernels]
     print_header("compile() with loops as regions and unrolled")
     print_table(["kernel", "ops unrolled -> region", "first call unrolled", "first call region", "compile speed-up",

@@ -34,6 +34,7 @@ from __future__ import annotations
 import weakref
 
 from ...ir.graph import Graph, Node
+from ...ir.subgraphs import copy_graph
 from ...ir.types import TensorType
 from ...ops import Op, opdef
 from ..tensor import TRACING_REGIONS
@@ -67,7 +68,7 @@ def loop_iterator(ctx, iterable, items: list) -> IterState:
 class RangeIterator(IterState):
     """The items of a ``range``, taken by ``FOR_ITER``, watching its loop's first iterations (module docstring)."""
 
-    __slots__ = ("ctx", "frame", "for_iter", "variable", "states", "mark")
+    __slots__ = ("ctx", "frame", "for_iter", "variable", "states", "marks")
 
     def __init__(self, ctx, items: list):
         super().__init__(items)
@@ -75,8 +76,8 @@ class RangeIterator(IterState):
         self.frame = None  # the frame and instruction index of the FOR_ITER taking the items
         self.for_iter = -1
         self.variable = None
-        self.states: list[LoopState] = []  # the states at the start of iterations 1 and 2
-        self.mark = 0  # len(graph.nodes) at the start of iteration 1
+        self.states: list[LoopState | None] = []  # the states at the start of iterations 0, 1 and 2
+        self.marks: list[int] = []  # len(graph.nodes) at the start of iterations 0, 1 and 2
 
     def next_var(self):
         if self.ctx is not None and self.pos in (0, 1, 2):
@@ -94,25 +95,33 @@ class RangeIterator(IterState):
             if frame.instructions[self.for_iter].opname != "FOR_ITER":
                 raise NotKept("the range is not iterated by a for statement")
             self.variable = loop_variable_unused(frame.code, self.for_iter)
-            return
-        if frame is not self.frame or frame.ip - 1 != self.for_iter:
+        elif frame is not self.frame or frame.ip - 1 != self.for_iter:
             raise NotKept("the range is iterated by more than one loop")
         if TRACING_REGIONS:
             raise NotKept("the loop is inside a region being traced (F.cond, F.fori_loop...)")
+        self.marks.append(len(ctx.graph.nodes))
+        if self.pos == 0:  # (a state before the loop that cannot be compared only means iteration 0 stays unrolled)
+            try:
+                self.states.append(LoopState(ctx, self, self.variable))
+            except NotComparable:
+                self.states.append(None)
+            return
         self.states.append(LoopState(ctx, self, self.variable))
         if self.pos == 1:
-            self.mark = len(ctx.graph.nodes)
             return
-        first, second = self.states
+        start, first, second = self.states
         difference = first.difference(second)
         if difference is not None:
             raise NotKept(f"the Python state changes from one iteration to the next ({difference}), so later "
                           f"iterations may be captured differently")
-        body = keep_as_region(ctx.graph, self.mark, first, second, len(self.items), ctx.loc())
+        from_start = start is not None and start.difference(first) is None
+        body, peeled = keep_as_region(ctx.graph, self.marks, start if from_start else None, first, second,
+                                      len(self.items), ctx.loc())
         self.pos = len(self.items)
         frame.locals[self.variable] = self.items[-1]
-        self._note(f"kept as a fori_loop region: {len(self.items)} iterations (the first and the last unrolled, "
-                   f"{len(self.items) - 2} in the region), body {body.count()} nodes")
+        unrolled = "the last" if peeled == 1 else "the first and the last"
+        self._note(f"kept as a fori_loop region: {len(self.items)} iterations ({unrolled} unrolled, "
+                   f"{len(self.items) - peeled} in the region), body {body.count()} nodes")
 
     def _note(self, text: str) -> None:
         loc = self.frame.locations[self.for_iter + 1] if self.frame is not None else self.ctx.loc()
@@ -168,10 +177,14 @@ def _loop_variable(code, for_iter: int):
     return name
 
 
-def keep_as_region(graph: Graph, mark: int, first: LoopState, second: LoopState, trips: int, loc) -> Graph:
-    """Rewrite the graph so that iteration 1's nodes (``graph.nodes[mark:]``) compute the last iteration, after
-    a ``fori_loop`` node running the iterations ``1 .. trips - 2`` (see the module docstring); returns the body."""
-    body_nodes = graph.nodes[mark:]
+def keep_as_region(graph: Graph, marks: list[int], start: LoopState | None, first: LoopState,
+                   second: LoopState, trips: int, loc) -> tuple[Graph, int]:
+    """Rewrite the graph so that iteration 1's nodes (``graph.nodes[marks[1]:]``) compute the last iteration,
+    after a ``fori_loop`` node running the iterations before it (see the module docstring). With ``start`` (the
+    state before iteration 0, matching ``first``), the region runs iteration 0 too, and iteration 0's nodes are
+    left unread (dead code, removed when the capture ends). Returns the body and how many iterations stay
+    unrolled (1 or 2)."""
+    body_nodes = graph.nodes[marks[1]:]
     made = {v for node in body_nodes for v in node.outputs}
     carried, invariant = _carried_and_invariant(first, second, made)
     for node in body_nodes:
@@ -189,17 +202,44 @@ def keep_as_region(graph: Graph, mark: int, first: LoopState, second: LoopState,
             read.add(v)
     carry = list(carried)
     body = _body_graph(body_nodes, carry, [carried[v] for v in carry], reads, loc)
-    lower = Node(Op.CONST, (), {"value": 1}, (TensorType.of(1),), loc)
-    upper = Node(Op.CONST, (), {"value": trips - 1}, (TensorType.of(1),), loc)
-    operands = (lower.output, upper.output, *carry, *reads)
+    initial = _initial_values(graph, marks, start, first, carry, reads) if start is not None else None
+    at, lower, values = (marks[0], 0, [initial[v] for v in carry]) if initial is not None else (marks[1], 1, carry)
+    bounds = [Node(Op.CONST, (), {"value": n}, (TensorType.of(n),), loc) for n in (lower, trips - 1)]
+    operands = (bounds[0].output, bounds[1].output, *values, *reads)
     attrs = {"body": body}
     loop = Node(Op.FORI_LOOP, operands, attrs, opdef(Op.FORI_LOOP).infer(tuple(v.type for v in operands), attrs), loc)
-    graph.nodes[mark:mark] = [lower, upper, loop]
+    graph.nodes[at:at] = [*bounds, loop]
     final = dict(zip(carry, loop.outputs))
     for node in body_nodes:
         if any(v in final for v in node.inputs):
             node.inputs = tuple(final.get(v, v) for v in node.inputs)
-    return body
+    return body, 1 if initial is not None else 2
+
+
+def _initial_values(graph: Graph, marks: list[int], start: LoopState, first: LoopState, carry: list,
+                    reads: list) -> dict | None:
+    """What each carried value was before iteration 0, when the region can run iteration 0 too: iteration 0's
+    nodes are pure, and what the body reads as it is was there before iteration 0 (constants and sizes made by
+    iteration 0 are moved before it). None when it cannot."""
+    iteration_0 = graph.nodes[marks[0]:marks[1]]
+    if any(not opdef(node.op).pure for node in iteration_0):
+        return None
+    initial: dict = {}
+    for before, after in zip(start.values, first.values):
+        if initial.setdefault(after, before) is not before or before.type != after.type:
+            return None
+    if any(initial.get(v, v) is not v for v in reads):  # a value the body reads as it is changed in iteration 0
+        return None
+    made_in_0 = {id(node) for node in iteration_0}
+    hoisted = [v.node for v in reads if id(v.node) in made_in_0]
+    if any(node.op not in _NO_INPUT_OPS for node in hoisted):
+        return None
+    if any(v not in initial for v in carry):
+        return None
+    for node in hoisted:  # (they read nothing: running them earlier changes nothing)
+        graph.nodes.remove(node)
+        graph.nodes.insert(marks[0], node)
+    return initial
 
 
 def _carried_and_invariant(first: LoopState, second: LoopState, made: set) -> tuple[dict, set]:
@@ -231,10 +271,24 @@ def _body_graph(body_nodes: list[Node], carry: list, carry_out: list, reads: lis
     mapping = {v: body.add_input(f"carry{k}", v.type, loc) for k, v in enumerate(carry)}
     mapping.update({v: body.add_input(f"read{k}", v.type, loc) for k, v in enumerate(reads)})
     for node in body_nodes:
-        copy = Node(node.op, tuple(mapping[v] for v in node.inputs), node.attrs, tuple(v.type for v in node.outputs),
-                    node.loc)
+        copy = Node(node.op, tuple(mapping[v] for v in node.inputs), _own_regions(node),
+                    tuple(v.type for v in node.outputs), node.loc)
         body.nodes.append(copy)
         mapping.update(zip(node.outputs, copy.outputs))
     body.outputs = [mapping[v] for v in carry_out] + [mapping[v] for v in reads]
     body.remove_dead_code()
     return body
+
+
+def _own_regions(node: Node) -> dict:
+    """``node``'s attributes for a copy of it: its regions copied too (the original stays in the last iteration,
+    and a region belongs to one node), at every depth."""
+    if not node.regions:
+        return node.attrs
+    attrs = dict(node.attrs)
+    for key in opdef(node.op).regions:
+        region = copy_graph(attrs[key])
+        for inner in region.nodes:
+            inner.attrs = _own_regions(inner)
+        attrs[key] = region
+    return attrs

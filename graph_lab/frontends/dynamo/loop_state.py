@@ -38,7 +38,13 @@ def _shown(tokens: list, at: int) -> str:
     if at >= len(tokens):
         return "nothing more"
     token = tokens[at]
-    return f"{token[2]!r}" if token[0] == "value" else token[0]
+    if token[0] == "value":
+        return repr(token[2])
+    if token[0] == "var":
+        return f"a value read from {token[1].describe()}" if token[1] is not None else "a value made in the loop"
+    if token[0] == "same as":
+        return "an object held elsewhere too"
+    return f"a {token[0]}"
 
 
 class NotComparable(Exception):
