@@ -282,3 +282,25 @@ def test_state_carried_in_a_list_and_in_an_objects_array():
     assert cf(compiled, 12) == in_an_attribute(eager, 12)
     np.testing.assert_array_equal(compiled.h, eager.h, strict=True)
     assert "kept as a fori_loop region" in gl.explain(in_an_attribute)(Model(np.arange(4.0)), 12).loops[0]
+
+
+def test_symbolic_sizes_keep_the_loop_unrolled_and_right():
+    cf = gl.compile(jacobi_1d, dynamic=True)
+    for n in (30, 41):
+        run_both(jacobi_1d, stencil_inputs(12, n=n, seed=n), cf=cf)
+    assert cf.captures == 1  # one graph for both sizes
+    assert gl.explain(cf)(*stencil_inputs(12)()).loops == [
+        "loop at test_loop_regions.py:18 unrolled (12 iterations): the body has symbolic sizes"]
+
+
+def test_explicit_fori_loop_bodies_run_compiled_with_their_carries_in_place():
+    def f(A, n):
+        def body(i, a):
+            a = a.copy()
+            a[1:-1] = 0.5 * (a[:-2] + a[2:]) + i
+            return a
+        return gl.F.fori_loop(0, n, body, A)
+
+    make = lambda: (np.random.default_rng(10).random(20), 9)
+    for backend in ("auto", "codegen", "interpret"):
+        run_both(f, make, cf=gl.compile(f, backend=backend))
