@@ -2,10 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_loop_regions.py [--quick] [--cpu-time] [--only NAME]
 
-For each corpus kernel whose ``for _ in range(n)`` loop compile() keeps as a ``fori_loop`` region (and two
-long-running stencils with many more steps), the kernel is compiled twice: as it is now (the loop a region) and
-with loop regions turned off (``loop_regions.MIN_TRIPS`` set past any trip count: the loop unrolled, as before
-loop regions). Both must give eager's results bit for bit (checked first). Then the first call of each (capture
+For each corpus kernel whose ``for _ in range(n)`` loop compile() can keep as a ``fori_loop`` region (and two
+stencils with many more steps), the kernel is compiled twice: with the loop a region whatever its size
+(``loop_regions.MIN_UNROLLED_NODES`` set to 0) and with loop regions turned off (``loop_regions.MIN_TRIPS`` set
+past any trip count: the loop unrolled, as before loop regions). The last column says what compile() does by
+default (a region only where unrolled the loop would be ``MIN_UNROLLED_NODES`` nodes or more). Both must give eager's results bit for bit (checked first). Then the first call of each (capture
 and backend, the compile time) and the cache hits, eager and both compiled versions interleaved in one run (median
 of single calls, each from the same inputs restored untimed), as bench_corpus.py times them.
 """
@@ -37,14 +38,28 @@ LONG = [
 ]
 
 
-class Unrolled:
-    """Loop regions off while capturing (every loop unrolled, as compile() did before them)."""
+class Setting:
+    """One of loop_regions' thresholds set while capturing."""
+
+    def __init__(self, name: str, value: int):
+        self.name, self.value = name, value
 
     def __enter__(self):
-        self.saved, loop_regions.MIN_TRIPS = loop_regions.MIN_TRIPS, sys.maxsize
+        self.saved = getattr(loop_regions, self.name)
+        setattr(loop_regions, self.name, self.value)
 
     def __exit__(self, *exc):
-        loop_regions.MIN_TRIPS = self.saved
+        setattr(loop_regions, self.name, self.saved)
+
+
+def Unrolled() -> Setting:
+    """Loop regions off (every loop unrolled, as compile() did before them)."""
+    return Setting("MIN_TRIPS", sys.maxsize)
+
+
+def AnySize() -> Setting:
+    """A loop kept as a region however small it is unrolled."""
+    return Setting("MIN_UNROLLED_NODES", 0)
 
 
 def keeps_a_region(kernel: Kernel) -> bool:
@@ -57,10 +72,7 @@ def first_call(kernel: Kernel, unrolled: bool) -> tuple[object, float]:
     cf = graph_lab.compile(kernel.fn)
     args = kernel.inputs()
     start = time.perf_counter()
-    if unrolled:
-        with Unrolled():
-            quietly(cf, args)
-    else:
+    with Unrolled() if unrolled else AnySize():
         quietly(cf, args)
     return cf, time.perf_counter() - start
 
@@ -68,7 +80,9 @@ def first_call(kernel: Kernel, unrolled: bool) -> tuple[object, float]:
 def measure(kernel: Kernel, quick: bool, clock) -> list[str]:
     region, region_first = first_call(kernel, unrolled=False)
     unrolled, unrolled_first = first_call(kernel, unrolled=True)
-    status = verdict(kernel, region)
+    by_default = "region" if keeps_a_region(kernel) else "unrolled"
+    with AnySize():
+        status = verdict(kernel, region)
     with Unrolled():
         status_unrolled = verdict(kernel, unrolled)
     variants = {"eager": kernel.fn, "unrolled": unrolled, "region": region}
@@ -77,13 +91,15 @@ def measure(kernel: Kernel, quick: bool, clock) -> list[str]:
     calls = {name: (lambda fn=fn, args=working[name]: quietly(fn, args)) for name, fn in variants.items()}
     before = {name: (lambda args=working[name]: restore(args, pristine)) for name in variants}
     medians = interleaved(calls, rounds=7 if quick else 15, number=1, before=before, clock=clock)
-    nodes = [sum(g.count() for g in graph_lab.explain(kernel.fn)(*kernel.inputs()).graphs)]
+    with AnySize():
+        nodes = [sum(g.count() for g in graph_lab.explain(kernel.fn)(*kernel.inputs()).graphs)]
     with Unrolled():
         nodes.append(sum(g.count() for g in graph_lab.explain(kernel.fn)(*kernel.inputs()).graphs))
     ratio = medians["eager"] / medians["region"], medians["eager"] / medians["unrolled"]
     return [kernel.name, f"{nodes[1]} -> {nodes[0]}", fmt_time(unrolled_first), fmt_time(region_first),
             f"{unrolled_first / region_first:.1f}x", fmt_time(medians["eager"]), f"{ratio[1]:.2f}x",
-            f"{ratio[0]:.2f}x", status if status == status_unrolled else f"{status} / unrolled: {status_unrolled}"]
+            f"{ratio[0]:.2f}x", status if status == status_unrolled else f"{status} / unrolled: {status_unrolled}",
+            by_default]
 
 
 def main(argv: list[str]) -> int:
@@ -95,11 +111,12 @@ def main(argv: list[str]) -> int:
     clock = time.process_time if opts.cpu_time else time.perf_counter
     print(f"loop regions against unrolled loops\nmachine: {machine()}")
     kernels = [k for k in CORPUS + LONG if k.name.startswith(opts.only or "") and not k.data_dependent]
-    kernels = [k for k in kernels if keeps_a_region(k)]
+    with AnySize():
+        kernels = [k for k in kernels if keeps_a_region(k)]
     rows = [measure(k, opts.quick, clock) for k in kernels]
     print_header("compile() with loops as regions and unrolled")
     print_table(["kernel", "ops unrolled -> region", "first call unrolled", "first call region", "compile speed-up",
-                 "eager", "eager/unrolled", "eager/region", "status"], rows)
+                 "eager", "eager/unrolled", "eager/region", "status", "by default"], rows)
     speedups = [float(r[4][:-1]) for r in rows]
     print(f"geometric mean compile speed-up: {math.exp(sum(map(math.log, speedups)) / len(speedups)):.1f}x")
     return 0

@@ -14,11 +14,21 @@ from graph_lab.frontends.dynamo import loop_regions
 MIN = loop_regions.MIN_TRIPS
 
 
+@pytest.fixture(autouse=True)
+def regions_of_any_size(monkeypatch):
+    """Small loops, kept as regions as a loop of 1,000 nodes would be (test_only_large_loops_are_kept_by_default
+    checks the size rule itself)."""
+    monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", 0)
+
+
 def jacobi_1d(A, B, steps):
     for t in range(steps):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
     return A.sum()
+
+
+LOOP_LINE = f"test_loop_regions.py:{jacobi_1d.__code__.co_firstlineno + 1}"
 
 
 def heat_2d(T, alpha, steps):
@@ -114,6 +124,18 @@ def test_region_gives_the_unrolled_graphs_result(monkeypatch):
     args = make()
     assert unrolled(*args) == with_region
     assert "fori_loop" not in graph_ops(jacobi_1d, make)
+
+
+def test_only_large_loops_are_kept_by_default(monkeypatch):
+    monkeypatch.undo()
+    assert loop_regions.MIN_UNROLLED_NODES == 1000
+    small, large = stencil_inputs(20), stencil_inputs(72)  # 14 nodes per step: 280 and 1,008 nodes unrolled
+    run_both(jacobi_1d, small)
+    run_both(jacobi_1d, large)
+    assert loop_notes(jacobi_1d, small) == [f"loop at {LOOP_LINE} unrolled (20 iterations): unrolled it is about "
+                                            f"280 nodes, under the 1000 where a region pays for its cost per "
+                                            f"iteration"]
+    assert "kept as a fori_loop region: 72 iterations" in loop_notes(jacobi_1d, large)[0]
 
 
 @pytest.mark.parametrize("steps", [0, 1, 2, 3, MIN - 1])
@@ -290,7 +312,7 @@ def test_symbolic_sizes_keep_the_loop_unrolled_and_right():
         run_both(jacobi_1d, stencil_inputs(12, n=n, seed=n), cf=cf)
     assert cf.captures == 1  # one graph for both sizes
     assert gl.explain(cf)(*stencil_inputs(12)()).loops == [
-        "loop at test_loop_regions.py:18 unrolled (12 iterations): the body has symbolic sizes"]
+        f"loop at {LOOP_LINE} unrolled (12 iterations): the body has symbolic sizes"]
 
 
 def test_explicit_fori_loop_bodies_run_compiled_with_their_carries_in_place():

@@ -50,20 +50,23 @@ class CompiledLoop:
         self.donated = donated_carries(body)
         """carry input name -> the output that is its next value, for the carries written in place."""
         self._copied = [k for k, name in enumerate(self.names[1:]) if name in self.donated]
-        self._run = None
+        self._run = self._params = None
 
     def __call__(self, lower, upper, *carry):
         if self._run is None:
             from .compiled import compile_captured  # (compiled.py imports this module)
-            self._run = compile_captured(self.body, self.backend, donated=self.donated).run
+            compiled = compile_captured(self.body, self.backend, donated=self.donated)
+            if compiled.input_names != self.names:  # (passes keep a graph's inputs, in order)
+                raise AssertionError(f"the compiled loop body takes {compiled.input_names}, not {self.names}")
+            self._run, self._params = compiled._run, compiled._params  # (inputs by position, in the body's order)
         carry = list(carry)
         for k in self._copied:  # the loop owns what it writes into: never the arrays it was given
             if type(carry[k]) is np.ndarray:
                 carry[k] = carry[k].copy()
-        run, names = self._run, self.names
+        run, params = self._run, self._params
         i = lower  # (typed like lower, as ops/control.py's _fori_loop)
         while i < upper:
-            carry = run(dict(zip(names, (i, *carry))))
+            carry = run((i, *carry), params)
             i = i + 1
         return tuple(carry)
 
