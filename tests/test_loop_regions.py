@@ -326,3 +326,20 @@ def test_explicit_fori_loop_bodies_run_compiled_with_their_carries_in_place():
     make = lambda: (np.random.default_rng(10).random(20), 9)
     for backend in ("auto", "codegen", "interpret"):
         run_both(f, make, cf=gl.compile(f, backend=backend))
+
+
+def test_a_graph_with_a_loop_region_prints_parses_and_runs_as_eager():
+    make = stencil_inputs(12, n=16, seed=11)
+    (g,) = gl.explain(jacobi_1d)(*make()).graphs
+    assert any(n.op == "fori_loop" for n in g.nodes)
+    g.verify()
+    text = str(g)
+    back = gl.parse(text, dict(g.param_values))
+    assert str(back) == text
+    A, B, steps = make()
+    inputs = dict(zip(g.input_names, (A.copy(), B.copy())))
+    A_eager = A.copy()
+    jacobi_1d(A_eager, B.copy(), steps)
+    for graph in (g, back):
+        outs = gl.run(graph, dict((k, v.copy()) for k, v in inputs.items()))
+        assert any(np.array_equal(o, A_eager) for o in outs)  # A's final value, written back by compile()
