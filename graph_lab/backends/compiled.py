@@ -23,10 +23,10 @@ import numpy as np
 
 from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
-from ..ops import SOURCE_OPS
+from ..ops import SOURCE_OPS, Op
 from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
 from ..ir.sizes import checked_sizes, is_symbolic_graph
-from . import codegen, python_source
+from . import codegen, loop_bodies, python_source
 from .options import MIN_BUFFER_BYTES, FusedOptions
 from .reference import bind_inputs, prepare
 
@@ -238,8 +238,8 @@ def _not_fused_yet(graph: Graph, symbolic: bool | None = None) -> str:
     ``is_symbolic_graph(graph)`` when the caller knows it.)"""
     if is_symbolic_graph(graph) if symbolic is None else symbolic:
         return "its sizes are symbolic (fused kernels are written for static shapes)"
-    if graph.has_regions():
-        return "it has control-flow regions (fused kernels are made for straight-line graphs)"
+    if any(node.regions and node.op != Op.FORI_LOOP for node in graph.nodes):
+        return "it has control-flow regions (fused kernels are made for straight-line graphs and loops)"
     return ""
 
 
@@ -291,6 +291,12 @@ def compile_captured(graph: Graph, backend: str = "auto", passes: str | Iterable
 
 def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[PassReport], options,
                        symbolic: bool | None = None, donated: dict[str, int] | None = None) -> CompiledGraph:
+    with loop_bodies.compiled_by(backend):  # a fori_loop's body is compiled by this backend too
+        return _compile_by_backend(optimized, backend, passes, reports, options, symbolic, donated)
+
+
+def _compile_by_backend(optimized: Graph, backend: str, passes, reports: list[PassReport], options,
+                        symbolic: bool | None, donated: dict[str, int] | None) -> CompiledGraph:
     if backend == "interpret":
         return InterpretedGraph(optimized, passes, reports)
     min_bytes = options.min_buffer_bytes if options else MIN_BUFFER_BYTES
@@ -300,8 +306,8 @@ def _compile_optimized(optimized: Graph, backend: str, passes, reports: list[Pas
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported, donated=donated)
     compile_fused = _compile_fused or _import_compile_fused()
-    return compile_fused(optimized, passes, reports, options, auto=backend == "auto", straight_static=True,
-                         donated=donated)
+    return compile_fused(optimized, passes, reports, options, auto=backend == "auto",
+                         straight_static=not optimized.has_regions(), donated=donated)
 
 
 _compile_fused = None

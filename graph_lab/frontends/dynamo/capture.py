@@ -29,7 +29,7 @@ import numpy as np
 from ...ir.graph import Graph
 from ...ir.shape_env import ShapeEnv
 from ..tensor import Tensor
-from . import handlers, masked
+from . import handlers, loop_regions, masked
 from .calls import GETATTR, CallCapture
 from .capture_inputs import ID_GUARDED, InputCapture
 from .concrete import ConcreteContext
@@ -332,7 +332,7 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
             self.created_ids.add(id(it))
             self._keep.append(it)
             return Var(it)
-        return self.created(IterState(self.iterate(var, as_vars=True)))
+        return self.created(loop_regions.loop_iterator(self, value, self.iterate(var, as_vars=True)))
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:
         value = var.value

@@ -11,6 +11,7 @@ import types
 from typing import Any, Callable
 from dataclasses import dataclass, field
 
+from .loop_regions import loop_notes
 from .runtime import CompiledFunction
 
 
@@ -46,6 +47,9 @@ class ExplainReport:
     way: str = ""
     """Which way cache hits run, the graphs or the original function, and why (``way_choice``): the prediction
     for this call, and for a compiled function passed to explain() that has run, what its measurement chose."""
+    loops: list = field(default_factory=list)
+    """For each loop of at least ``loop_regions.MIN_TRIPS`` iterations: kept as a ``fori_loop`` region, or why
+    it was unrolled."""
 
     def __str__(self) -> str:
         lines = [f"explain({self.function}): runs eagerly, not compiled: {self.eager_fallback}"] \
@@ -62,6 +66,7 @@ class ExplainReport:
         for i, how in enumerate(self.backends):
             lines.append(f"  graph {i} runs as {how}")
         lines += [f"  {line}" for line in self.way.splitlines()]
+        lines += [f"  {note}" for note in self.loops]
         lines.append(f"  guards ({len(self.guards)}):")
         lines += [f"    {g}" for g in self.guards]
         lines.append("  stitching code:")
@@ -118,8 +123,9 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainReport]:
 
 
 def _report(fn, segments) -> ExplainReport:
-    breaks, guards, graphs, backends = [], [], [], []
+    breaks, guards, graphs, backends, loops = [], [], [], [], []
     for seg in segments:
+        loops += loop_notes(seg.graph)
         if seg.graph.count():
             graphs.append(seg.graph)
             compiled = getattr(seg.runner, "__self__", None)
@@ -130,7 +136,8 @@ def _report(fn, segments) -> ExplainReport:
             breaks.append(BreakInfo(seg.break_reason, str(seg.break_loc), seg.break_instruction, seg.break_hint, code))
     return ExplainReport(fn.__qualname__, len(graphs), len(breaks), breaks, [g.count() for g in graphs], guards,
                          sum(s.compile_seconds for s in segments), stitching_code(fn, segments), graphs,
-                         backend_seconds=sum(s.backend_seconds for s in segments), backends=backends)
+                         backend_seconds=sum(s.backend_seconds for s in segments), backends=backends,
+                         loops=loops)
 
 
 def stitching_code(fn, segments) -> str:
