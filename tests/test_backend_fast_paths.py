@@ -16,7 +16,7 @@ import pytest
 
 from backend_support import ALWAYS, assert_bits, cases, copies
 from graph_lab import F, GraphBuilder, GraphExecutionError, compile_graph, run_pipeline, trace
-from graph_lab.backends import codegen, python_source
+from graph_lab.backends import codegen, compiler_text, python_source
 from graph_lab.ir.symbolic import FUNCTIONS
 from graph_lab.ir.subgraphs import copy_graph
 from graph_lab.passes import manager, pipelines
@@ -52,7 +52,7 @@ def text_by_the_rule(code: python_source.PyCode) -> str:
     nested = []  # (line, how many nodes it writes, whether its value may go into the next line)
     for line, is_usual in out:
         may_nest = is_usual and re.match(r"    v\d+ = ", line) is not None
-        if nested and nested[-1][2] and nested[-1][1] < python_source.NESTED_CALLS:
+        if nested and nested[-1][2] and nested[-1][1] < compiler_text.NESTED_CALLS:
             name, expression = nested[-1][0].strip().split(" = ", 1)
             lhs, rhs = line.strip().split(" = ", 1) if " = " in line else (None, "")
             if is_usual and len(re.findall(rf"\b{name}\b", everything)) == 2 and \
@@ -157,7 +157,7 @@ def test_a_long_chain_is_nested_a_few_calls_per_line():
     g = trace(chain, {"x": (3,)})
     cg = compile_graph(g, "codegen")
     lines = [line for line in cg.generated.plain.text.splitlines() if not line.startswith("    del ")]
-    assert max(line.count("np_") for line in lines) == python_source.NESTED_CALLS and len(lines) < 300 / 4
+    assert max(line.count("np_") for line in lines) == compiler_text.NESTED_CALLS and len(lines) < 300 / 4
     x = np.linspace(-2, 2, 3)
     assert_bits(cg(x), [chain(x)], "a chain of 300 calls")
 
