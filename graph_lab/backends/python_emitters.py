@@ -25,10 +25,7 @@ class _Context:
     """What emitters share while one graph is written: value names and the values passed in on the side."""
 
     def __init__(self, graph, straight_static: bool = False):
-        # (graph.numbering() numbers the values of a node's regions after its outputs; with no region anywhere it
-        # is each value's position in definition order, made here in one comprehension)
-        self.numbering = graph.numbering() if not straight_static and graph.has_regions() else \
-            {v: i for i, v in enumerate([v for n in graph.nodes for v in n.outputs])}
+        self.numbering = graph.numbering()
         self.input_nodes, self.param_nodes = _source_nodes(graph)
         self.input_index = {id(n): i for i, n in enumerate(self.input_nodes)}
         self.param_index = {id(n): i for i, n in enumerate(self.param_nodes)}
@@ -37,14 +34,9 @@ class _Context:
         self.sources = {} if straight_static else symbol_sources(graph)
         """Each size symbol's (input name, axis); the source calls the symbol ``s<i>`` in this order."""
         self.size_names = {name: f"s{i}" for i, name in enumerate(self.sources)}
-        self._numpy_names: dict = {}
 
     def numpy_function(self, op) -> str | None:
-        """``_numpy_function`` of the op, asked once per op while this graph is written."""
-        name = self._numpy_names.get(op, False)  # (not try/except: each op misses once per graph)
-        if name is False:
-            name = self._numpy_names[op] = _numpy_function(opdef(op))
-        return name
+        return _numpy_function(opdef(op))
 
     def var(self, v) -> str:
         return f"v{self.numbering[v]}"

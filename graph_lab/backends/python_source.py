@@ -254,8 +254,6 @@ def _input_position(graph, name: str) -> int:
 
 
 def _safe_comment(text: str) -> str:
-    if _COMMENT_CHARS.issuperset(text):  # the usual case (a type, f64[4,8]), checked without a Python loop
-        return text
     return "".join(ch if ch in _COMMENT_CHARS else "_" for ch in text)
 
 

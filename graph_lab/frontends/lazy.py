@@ -51,9 +51,8 @@ class LazyRunner(Recorder):
         self.executed: list[Graph] = []
         """The executed graphs themselves (shared with the cache when one was reused)."""
         # The array of each value computed (the inputs, and the values kept from graphs run), keyed by a weak
-        # reference to the value, so that an entry goes when its value does: what a ``WeakKeyDictionary`` does,
-        # written out, as its Python-level methods cost more than the dict operations (looked up with ``ref(v)``,
-        # which hashes as ``v`` and equals any reference to it). A key is ``ref(v, self._drop_known)``: its
+        # reference to the value, so that an entry goes when its value does (looked up with ``ref(v)``, which
+        # hashes as ``v`` and equals any reference to it). A key is ``ref(v, self._drop_known)``: its
         # callback drops the entry, reaching the runner through a weak reference (no cycle keeps it alive).
         self._known: dict[weakref.ref, object] = {}
         self._drop_known = _known_dropper(ref(self))
@@ -97,13 +96,13 @@ class LazyRunner(Recorder):
     def _compute(self, wanted: list[Value]) -> list:
         known = self._known
         pending = []
-        for v in wanted:  # (loops, not comprehensions: in Python 3.11 each makes a function)
+        for v in wanted:
             if not _is_known(v, known):
                 pending.append(v)
         if not pending:
             return [known[ref(v)] for v in wanted]
-        # Slicing and extracting make a graph's worth of objects that all live on: the cyclic GC is off meanwhile
-        # (what ``gc_paused`` does, written out: this runs for each graph break, and the class costs two calls).
+        # Slicing and extracting make a graph's worth of objects that all live on, none of them garbage: the
+        # cyclic GC would walk them for nothing, so it is off meanwhile.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -252,7 +251,7 @@ class LazyRunner(Recorder):
                     producer = v.node
                     if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
                         continue
-                    if not producer._inputs and ref(v) in known:  # (``_is_known``, written out: asked per operand)
+                    if not producer._inputs and ref(v) in known:  # (``_is_known``)
                         frontier.append(v)
                         env[v] = known[ref(v)]
                     else:
@@ -341,7 +340,7 @@ def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
     for i, v in enumerate(part.frontier):
         replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
     copies: dict[Node, Node] = {}
-    for v in outputs:  # (loops, not comprehensions: in Python 3.11 each makes a function)
+    for v in outputs:
         node = v.node
         if node in copies:
             continue
@@ -354,7 +353,7 @@ def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
     nodes = graph.nodes
     nodes.extend(part.order)
     for node, copy in copies.items():
-        nodes[nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
+        nodes[nodes.index(node)] = copy
     # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
     # readers, pending nodes outside the slice, keep reading the record's values).
     in_slice, copied = part.nodes, set(copies.values())

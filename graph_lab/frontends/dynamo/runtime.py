@@ -31,7 +31,7 @@ from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .fastpath import make_fast_path
 from ...ops import Op
 from ..tensor import Tensor
-from ..trace import nothing_dead
+from ..dead_code_check import nothing_dead
 from .recorder import MAX_GRAPH_NODES
 from .resume import CallBudget, finish_as_python, resumable, resume_function
 from .segment import EMPTY_STACK, PLAIN_TOP_TYPES, PLAIN_TOPS, RecipeMaker, Segment, backend_runner, uses_top_of

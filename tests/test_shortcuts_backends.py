@@ -1,11 +1,15 @@
-"""The shortcuts that make compiling a graph cheap, each checked against the general way on every case of the suite
-(every op-table sample and every traced model):
+"""The backends' speed-ups against the reference code they stand for, as one property on every graph of the suite's
+cases (every op-table sample and every traced model), on seeded random programs and on a symbolic graph and one
+with regions:
 
-- the text codegen compiles is the viewable source without its comments, with the inputs and the parameters each
-  bound by one line and each NumPy function called by a name bound once (``np_matmul`` for ``np.matmul``): derived
-  here from the source by that rule, and run against the source itself compiled as it was before;
-- the passes' shortcuts: CSE's key of a node without attributes, the pipeline's counts, simplify's report numbered
-  only when a rule applies, and ``copy_graph``."""
+- ``prepared.prepare`` runs the NumPy calls ``reference.execute`` runs: the same outputs, bit for bit, or the same
+  error;
+- ``compiler_text``: the text codegen and fused compile is the viewable source without its comments, with the
+  inputs and the parameters each bound by one line, a value read once by the next line nested in it, each NumPy
+  function called by a name bound once (``np_matmul`` for ``np.matmul``), and ``del`` after each array's last
+  reader: derived here from the source by that rule; and the source itself, compiled, gives the same bits.
+
+Then what the compact text must keep: errors named by node inside nested calls, and a parser-safe nesting depth."""
 
 from __future__ import annotations
 
@@ -15,16 +19,24 @@ import numpy as np
 import pytest
 
 from backend_support import ALWAYS, assert_bits, cases, copies
-from graph_lab import F, GraphBuilder, GraphExecutionError, compile_graph, run_pipeline, trace
+from shortcut_support import random_graphs
+from graph_lab import Dim, F, GraphExecutionError, compile_graph, trace
 from graph_lab.backends import codegen, compiler_text, python_source
+from graph_lab.backends.prepared import prepare
+from graph_lab.backends.reference import execute
 from graph_lab.ir.symbolic import FUNCTIONS
-from graph_lab.ir.subgraphs import copy_graph
-from graph_lab.passes import manager, pipelines
-from graph_lab.passes.cse import node_key, value_key
-from graph_lab.passes.simplify import simplify
-from graph_lab.ops import Op, opdef
 
-CASES = cases()
+
+def extra_graphs() -> list:
+    """A symbolic graph and one with control-flow regions (which both the prepared function and the generated code
+    treat apart)."""
+    sym = trace(lambda x: np.tanh(x.reshape(-1)) * x.shape[0], {"x": (Dim("B"), 3)}, example={"x": np.ones((4, 3))})
+    cond = trace(lambda x: F.cond(x.sum() > 0, lambda a: np.exp(a) * 2.0, lambda a: a - 1.0, x), {"x": (3,)})
+    x = np.linspace(-1, 1, 12).reshape(4, 3)
+    return [("symbolic", sym, {"x": x}), ("cond", cond, {"x": x[0]})]
+
+
+CASES = cases() + random_graphs(range(40)) + extra_graphs()
 
 
 def text_by_the_rule(code: python_source.PyCode) -> str:
@@ -97,17 +109,31 @@ def compiled_source(code: python_source.PyCode, extra=None):
     return namespace["forward"]
 
 
+def outputs_or_error(run):
+    try:
+        with np.errstate(all="ignore"):
+            return [np.asarray(v) for v in run()], None
+    except GraphExecutionError as e:
+        return None, str(e)
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_the_compiled_text_is_the_source_for_the_compiler(case):
+def test_speedups_equal_the_reference(case):
     name, graph, inputs = case
+    # prepared: the interpreter's own calls
+    want, want_error = outputs_or_error(lambda: [execute(graph, copies(inputs))[v] for v in graph.outputs])
+    got, got_error = outputs_or_error(lambda: prepare(graph)(copies(inputs)))
+    assert got_error == want_error, name
+    if want is not None:
+        assert_bits(got, want, f"{name}: prepared")
+    # compiler_text: the rule, and the viewable source compiled runs the same calls
     for backend in ("codegen", "fused"):
         cg = compile_graph(graph, backend, "exact", options=ALWAYS)
         for code in {id(c): c for c in (cg.generated.plain, cg.generated.reusing)}.values():
             assert code.text == text_by_the_rule(code), name
         if backend == "fused":
             continue
-        # the source compiled as it was before runs the same calls: the same bits
         code = cg.generated.plain
         with np.errstate(all="ignore"):
             got = codegen.compile_source(code)(tuple(copies(inputs)[n] for n in cg.input_names), cg._params,
@@ -160,141 +186,6 @@ def test_a_long_chain_is_nested_a_few_calls_per_line():
     assert max(line.count("np_") for line in lines) == compiler_text.NESTED_CALLS and len(lines) < 300 / 4
     x = np.linspace(-2, 2, 3)
     assert_bits(cg(x), [chain(x)], "a chain of 300 calls")
-
-
-def test_the_key_of_a_node_without_attributes_is_the_general_key():
-    for name, graph, _ in CASES:
-        for node in graph.nodes:
-            if node.op in (Op.INPUT, Op.PARAM) or not opdef(node.op).pure:
-                assert node_key(node) is None
-                continue
-            try:
-                attrs = value_key(node.attrs)
-                hash(attrs)
-            except TypeError:
-                assert node_key(node) is None
-                continue
-            assert node_key(node) == (node.op, attrs, tuple(id(v) for v in node.inputs)), name
-
-
-def test_the_pipeline_counts_are_the_graphs_counts():
-    for name, graph, _ in CASES[::7]:
-        for pipeline in ("exact", "fast_math"):
-            _, reports = run_pipeline(graph, pipeline, verify=False)
-            work = copy_graph(graph)
-            for report in reports:
-                assert report.ops_before == work.count(), name
-                pipelines.PASSES[report.name](work)
-                assert report.ops_after == work.count(), name
-
-
-def test_copy_graph_is_an_independent_equal_graph():
-    for name, graph, _ in CASES:
-        copy = copy_graph(graph)
-        assert str(copy) == str(graph), name
-        originals = {id(v) for n in graph.nodes for v in n.outputs} | {id(n) for n in graph.nodes}
-        assert not any(id(n) in originals or any(id(v) in originals for v in n.outputs + n.inputs)
-                       for n in copy.nodes), name
-        for node in copy.nodes:  # the use lists were made as the nodes were
-            for v in node.inputs:
-                assert node in v.users
-
-
-def test_simplify_reports_each_rewrite_numbered_as_before_it():
-    def f(x, y):
-        a = x.T.T * 1.0
-        b = np.tanh(y) / 1.0
-        c = (-(-a)).reshape(6).reshape(2, 3)
-        return a + b, c * 1.0, x.T.T.T
-
-    g = trace(f, {"x": (2, 3), "y": (2, 3)})
-    report = [line.split(" [")[0] for line in simplify(g)]
-    # (these lines were printed by simplify when it numbered the graph before every node it looked at)
-    assert report == [
-        "transpose(transpose(x)) -> transpose(x): %3 = transpose(%2) perm=(1, 0)",
-        "x * 1 -> x: %5 = mul(%3, %4)",
-        "x / 1 -> x: %7 = div(%5, %6)",
-        "-(-x) -> x: %8 = neg(%7)",
-        "reshape(reshape(x)) -> reshape(x): %9 = reshape(%8) shape=(2, 3)",
-        "x * 1 -> x: %12 = mul(%9, %11)",
-        "transpose(transpose(x)) -> transpose(x): %13 = transpose(%12) perm=(1, 0)",
-        "transpose(transpose(x)) -> transpose(x): %14 = transpose(%13) perm=(1, 0)",
-        "transpose(x, identity) -> x: %3 = transpose(%0) perm=(0, 1)",
-        "reshape(x, x.shape) -> x: %8 = reshape(%0) shape=(2, 3)",
-        "output 1 copied: a rewrite made it the same array as an input or another output",
-        "removed 8 nodes that nothing reads any more",
-    ]
-
-
-# --- the pipeline asks each pass whether it would change the graph before copying it
-
-
-def graphs_with_work_for_the_passes():
-    """Graphs where each pass has something to do (dead code, repeats, constants, identities, merged views, an
-    unread impure op, a stale parameter, regions), besides the suite's cases."""
-    out = []
-    out.append(trace(lambda x: (x.T.T * 1.0 + np.tanh(x) + np.tanh(x)) * (2.0 * 3.0), {"x": (2, 3)}))
-    out.append(trace(lambda x: (x.reshape(6).reshape(3, 2), -(-x), x / 1.0, x - 0.0), {"x": (2, 3)}))
-    b = GraphBuilder("dead_and_folded")
-    x = b.input("x", (3,))
-    b.tanh(x)  # read by nothing
-    c = b.add(b.const(np.arange(3.0)), b.const(np.ones(3)))
-    out.append(b.output(b.mul(x, c), b.zeros_like(x)))
-    stale = trace(lambda x, p: x @ p["w"], {"x": (2, 3)}, {"w": np.ones((3, 3))})
-    stale.param_values["gone"] = np.ones(2)  # a stored value no node reads
-    out.append(stale)
-    out.append(trace(lambda x: F.cond(x.sum() > 0, lambda a: a * 1.0, lambda a: -a, x), {"x": (3,)}))
-    return out
-
-
-CHECKED = {name: pipelines.WOULD_CHANGE[pipelines.PASSES[name]] for name in ("simplify", "fold", "cse", "dce")}
-
-
-def states(graph):
-    """The graph, then the graph after each pass of the exact pipeline: the states a check is asked about."""
-    yield graph
-    work = copy_graph(graph)
-    for name in pipelines.PIPELINES["exact"]:
-        if pipelines.PASSES[name](work):
-            yield copy_graph(work)
-
-
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_a_pass_said_to_find_nothing_changes_nothing():
-    checked = changed = 0
-    for graph in [g for _, g, _ in CASES] + graphs_with_work_for_the_passes():
-        for state in states(graph):
-            text, params = str(state), dict(state.param_values)
-            for name, would_change in CHECKED.items():
-                says = would_change(state)
-                assert str(state) == text and state.param_values.keys() == params.keys(), "a check changed it"
-                work = copy_graph(state)
-                report = pipelines.PASSES[name](work)
-                checked += 1
-                if not says:
-                    assert report == [] and str(work) == text, f"{name} on {state.name}"
-                    assert work.param_values.keys() == params.keys(), f"{name} on {state.name}"
-                elif report:
-                    changed += 1
-    assert checked > 1000 and changed >= 8  # (the crafted graphs give each pass work)
-
-
-def test_run_pipeline_on_keeps_a_graph_no_pass_changes_and_reports_as_run_pipeline():
-    for name, graph, _ in CASES[::5] + [("crafted", g, None) for g in graphs_with_work_for_the_passes()]:
-        for pipeline in ("exact", "fast_math", "none"):
-            before = str(graph)
-            kept, reports = manager.run_pipeline_on(graph, pipeline)
-            copied, expected = run_pipeline(graph, pipeline)
-            assert str(graph) == before and copied is not graph
-            assert [(r.name, r.ops_before, r.ops_after, r.changes) for r in reports] == \
-                   [(r.name, r.ops_before, r.ops_after, r.changes) for r in expected], name
-            assert str(kept) == str(copied), name
-            if any(r.changes for r in reports):
-                assert kept is not graph, name
-            if pipeline == "exact":  # (every pass of it has a check): copied when one of them says it would change
-                assert (kept is graph) == (not any(check(graph) for check in CHECKED.values())), name
-            elif pipeline == "none":
-                assert kept is graph
 
 
 def test_a_failure_inside_a_region_names_the_control_flow_node():
