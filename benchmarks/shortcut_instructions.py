@@ -3,7 +3,7 @@ run with the speed-up and with the reference code it stands in for, on the W2 re
 ``x = x + tanh(x @ W_i)`` ([4, 8], N layers). Counts do not depend on the machine's load, so a saving of a few
 per cent is visible on a shared machine, where timings are not.
 
-    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [passes prepared]
+    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [passes prepared lazy]
 
 Each figure is the difference of two processes, one making ``reps`` calls after three warm-up calls and one
 making none, divided by ``reps``: interpreter start-up and imports cancel out. A speed-up stays only while it
@@ -13,6 +13,8 @@ saves at least a tenth of the call it speeds; its module's docstring quotes the 
   ``run_pipeline_on`` and with ``run_pipeline`` (the graph always copied).
 - ``prepared``: one run of the traced chain's graph by ``backends/prepared.py``'s function and by the reference
   interpreter's ``execute``.
+- ``lazy``: a LazyRunner capture (record, then run at ``materialize``), with the nodes run as the slice finds them
+  and the graph made of the slice's own nodes, and with the graph copied and run by ``execute``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
-CASES = ("passes", "prepared")
+CASES = ("passes", "prepared", "lazy")
 
 
 def calls(case: str, n: int, speedup: bool):
@@ -56,6 +58,19 @@ def calls(case: str, n: int, speedup: bool):
             run = prepare(graph)
             return lambda: run(inputs)
         return lambda: [execute(graph, inputs)[v] for v in graph.outputs]
+    if case == "lazy":
+        from bench_w2_capture import capture_lazy
+
+        from graph_lab import LazyRunner
+        from graph_lab.backends.reference import execute
+        if not speedup:
+            class GeneralLazy(LazyRunner):  # an overridden ``_execute`` is never bypassed: the general path
+                def _execute(self, graph, inputs):
+                    env = execute(graph, inputs)
+                    return [env[out] for out in graph.outputs]
+            import bench_w2_capture
+            bench_w2_capture.LazyRunner = GeneralLazy
+        return lambda: capture_lazy(x, ws)
     raise ValueError(case)
 
 
