@@ -310,8 +310,9 @@ def _capture_without_dce(tracer, fn, inputs, params):
 
 
 def test_nothing_dead_agrees_with_remove_dead_code_on_random_graphs():
-    """nothing_dead(g) (which compile() asks) is True exactly when g.remove_dead_code() removes nothing: random graphs of adds, tanh,
-    splits (several outputs), parameters and constants, some of whose values the outputs do not need."""
+    """nothing_dead(g) (which compile() asks) is True exactly when g.remove_dead_code() removes nothing: random
+    graphs of adds, tanh, splits (several outputs), parameters and constants, some of whose values the outputs do
+    not need."""
     from graph_lab.ir.builder import GraphBuilder
 
     def make(seed: int):

@@ -7,8 +7,9 @@ operand positions and attributes are looked up once (regions are prepared once t
 in the same order as ``reference.execute``, so the results are the same bits; ``execute`` stays the definition.
 
 Measured reason (instructions, so the machine's load does not matter: ``PYTHONPATH=. python3
-benchmarks/shortcut_instructions.py prepared``): one run of the W2 chain's graph, 8 layers, takes
-MEASURE_PREPARED. ``tests/test_shortcuts_backends.py`` checks it against ``execute`` on every graph of the test
+benchmarks/shortcut_instructions.py prepared``): one run of the W2 chain's graph takes 242k instructions with it
+and 461k with ``execute`` at 8 layers, 47.5% less; 39.9% at 1 layer and 40.9% at 64.
+``tests/test_shortcuts_backends.py`` checks it against ``execute`` on every graph of the test
 suite's cases and on random programs.
 """
 

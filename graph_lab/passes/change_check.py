@@ -8,8 +8,9 @@ result is ``run_pipeline``'s, without the copy when nothing changes: the graph i
 for a caller that owns ``graph`` and will not edit it afterwards (compile() with the graphs it captures).
 
 Measured reason (instructions, so the machine's load does not matter: ``PYTHONPATH=. python3
-benchmarks/shortcut_instructions.py passes``): a compile() first call of the W2 chain, 8 layers, takes
-MEASURE_PASSES. ``tests/test_shortcuts_passes.py`` checks the checks and this driver against the passes and
+benchmarks/shortcut_instructions.py passes``): a compile() first call of the W2 chain (capture, passes, code
+generation) takes 7.05M instructions with it and 8.26M with ``run_pipeline`` at 8 layers, 14.6% less; 14.5% at
+1 layer and 15.4% at 64. ``tests/test_shortcuts_passes.py`` checks the checks and this driver against the passes and
 ``run_pipeline`` on every graph of the test suite's cases and on random programs.
 """
 
