@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .backends.reference import prepare
+from .backends.prepared import prepare
 from .frontends import functional as F, pytree
 from .frontends.trace import trace
 

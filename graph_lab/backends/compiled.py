@@ -24,11 +24,13 @@ import numpy as np
 from ..errors import GraphExecutionError, GraphInputError
 from ..ir.graph import Graph
 from ..ops import SOURCE_OPS, Op
-from ..passes.manager import PassReport, run_pipeline, run_pipeline_on
+from ..passes.change_check import run_pipeline_on
+from ..passes.manager import PassReport, run_pipeline
 from ..ir.sizes import checked_sizes, is_symbolic_graph
 from . import codegen, loop_bodies, python_source
 from .options import MIN_BUFFER_BYTES, FusedOptions
-from .reference import bind_inputs, prepare
+from .prepared import prepare
+from .reference import bind_inputs
 
 BACKENDS = ("interpret", "codegen", "fused", "auto")
 
@@ -79,7 +81,7 @@ class CompiledGraph:
         return [np.asarray(v) for v in outputs]
 
     def run(self, inputs: Mapping[str, Any]) -> list:
-        """Inputs by name, with no checks (as ``reference.prepare``'s function): the fast path of ``compile()``."""
+        """Inputs by name, with no checks (as ``prepared.prepare``'s function): the fast path of ``compile()``."""
         return self._run(tuple(inputs[name] for name in self.input_names), self._params)
 
     def _bind(self, args: tuple, named: dict) -> tuple[tuple, tuple]:
@@ -305,19 +307,7 @@ def _compile_by_backend(optimized: Graph, backend: str, passes, reports: list[Pa
     unsupported = _not_fused_yet(optimized, symbolic)
     if unsupported:  # fused kernels are made for static, region-free graphs (so far): the rest is codegen's
         return CodegenGraph(optimized, passes, reports, min_bytes, why=unsupported, donated=donated)
-    compile_fused = _compile_fused or _import_compile_fused()
+    from .fused import compile_fused  # (here: fused.py imports this module)
     return compile_fused(optimized, passes, reports, options, auto=backend == "auto",
                          straight_static=not optimized.has_regions(), donated=donated)
-
-
-_compile_fused = None
-"""``fused.compile_fused``, imported on first use (fused.py imports this module): an import statement in a
-function runs the import machinery on every call, which costs microseconds (as much as a node's capture)."""
-
-
-def _import_compile_fused():
-    global _compile_fused
-    from .fused import compile_fused
-    _compile_fused = compile_fused
-    return compile_fused
 

@@ -26,7 +26,7 @@ from ..ir.graph import Graph
 from ..ir.sizes import is_symbolic_graph
 from ..ops import Op
 from ..ops.aliasing import returns_fresh
-from . import python_source
+from . import python_emitters, python_source
 
 _BACKEND: ContextVar[str] = ContextVar("loop_body_backend", default="codegen")
 
@@ -93,5 +93,5 @@ def _emit_fori_loop(node, ctx) -> str:
     return f"{ctx.passed_in(CompiledLoop(body, _BACKEND.get()))}({', '.join(ctx.args(node))})"
 
 
-_emit_region_op = python_source.FAMILY_EMITTERS["control"]
-python_source.OP_EMITTERS[Op.FORI_LOOP] = _emit_fori_loop
+_emit_region_op = python_emitters.FAMILY_EMITTERS["control"]
+python_emitters.OP_EMITTERS[Op.FORI_LOOP] = _emit_fori_loop

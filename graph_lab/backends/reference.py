@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from ..errors import GraphExecutionError, GraphInputError
-from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, has_symbols, is_symbolic_graph
+from ..ir.sizes import bind_attrs, bind_sizes, checked_sizes, is_symbolic_graph
 from ..ir.symbolic import evaluate
 from ..ir.types import TensorType, dtype_name
 from ..ops import Op, opdef
@@ -181,58 +181,3 @@ def _type_mismatches(graph, inputs: Mapping[str, object]) -> list[str]:
             if x.shape != traced.shape or x.dtype != traced.dtype:
                 out.append(f"{name} is {dtype_name(x.dtype)}[{','.join(map(str, x.shape))}], traced as {traced}")
     return out
-
-
-def prepare(graph):
-    """The interpreter with its bookkeeping done once: a function ``inputs -> outputs`` for repeated calls.
-
-    Values live in a list indexed by position instead of a dict, and each step's implementation, operand
-    positions and attributes are looked up once (regions are prepared once too). It runs the same NumPy calls in
-    the same order as ``run``. A symbolic graph binds its sizes and checks its shape guards on every call, as
-    ``run`` does.
-    """
-    symbolic = is_symbolic_graph(graph)
-    slot: dict = {}
-    loads, steps = [], []
-    for node in graph.nodes:
-        for v in node.outputs:
-            slot[v] = len(slot)
-        if node.op == Op.INPUT:
-            loads.append((slot[node.outputs[0]], node.attrs["name"], None))
-        elif node.op == Op.PARAM:
-            loads.append((slot[node.outputs[0]], node.attrs["name"], graph.param_values[node.attrs["name"]]))
-        elif node.op == Op.CONST:
-            loads.append((slot[node.outputs[0]], None, node.attrs["value"]))
-        else:
-            steps.append((opdef(node.op).impl, tuple(slot[v] for v in node.inputs), impl_attrs(node, _prepared_region),
-                          tuple(slot[v] for v in node.outputs), opdef(node.op).multi_output, node,
-                          symbolic and has_symbols(node.attrs)))
-    outputs = [slot[v] for v in graph.outputs]
-    size = len(slot)
-
-    def run_prepared(inputs):
-        env = [None] * size
-        for i, name, value in loads:
-            env[i] = inputs[name] if name is not None and (value is None or name in inputs) else value
-        sizes = checked_sizes(graph, inputs) if symbolic else None
-        for impl, ins, attrs, outs, multi_output, node, bind in steps:
-            if bind:
-                attrs = bind_attrs(attrs, sizes)
-            try:
-                result = impl(*[env[j] for j in ins], **attrs)
-            except Exception as e:
-                raise GraphExecutionError(f"while executing {graph.node_text(node)}: {type(e).__name__}: {e}",
-                                          node) from e
-            if not multi_output:  # (a multi-output op returns a tuple even when it has one output)
-                env[outs[0]] = result
-            else:
-                for j, r in zip(outs, result):
-                    env[j] = r
-        return [env[j] for j in outputs]
-
-    return run_prepared
-
-
-def _prepared_region(region):
-    run_prepared, names = prepare(region), region.input_names
-    return lambda *values: run_prepared(dict(zip(names, values)))

@@ -1,5 +1,25 @@
-"""How close results that are not bit for bit are to NumPy's: the fused backend's transcendental functions and
-the ``fast_math`` and ``inference`` pipelines. One table, used by the tests, the lecture and docs/passes_backends.md.
+"""The one table of tolerances: how close a result that is not bit for bit must be to eager NumPy's. It has two
+parts, for two questions; ``equivalence/tolerance.py`` (the float64 judge) and the tests import both from here.
+
+**Is a captured result close enough?** (``equivalence.check``, ``compare``), per dtype:
+
+    dtype        rule                                          where the numbers come from
+    bool, ints   exact                                         integer arithmetic has one right answer
+    float64      |got - want| <= atol + rtol * |want|,         a few hundred ulps: room for a different but
+                 rtol = atol = 1e-7                            sound order of a handful of operations
+    float32      rtol = 1.3e-6, atol = 1e-5                    PyTorch's and JAX's testing defaults
+    float16      rtol = 1e-3, atol = 1e-5                      PyTorch's testing defaults
+    complex      the row of its real type, on both parts
+
+An *exact* comparison (a way that runs the same NumPy calls in the same order) is bit for bit instead: values,
+NaN positions and the sign of zero. A float32 or float16 result of an op that adds up many terms
+(``ACCUMULATING_OPS``) that fails its row is judged against a float64 reference (``MULTIPLIER``; see
+``equivalence/tolerance.py``). Shape, dtype and the positions of NaN and of each infinity are always compared
+exactly, before any value.
+
+**How far may a backend or pipeline that is not bit for bit go?** The fused backend's transcendental functions
+and the ``fast_math`` and ``inference`` pipelines, in ulps (used by the tests, the lecture and
+docs/passes_backends.md):
 
 ``FUNCTION_ULP``: the largest difference, in units in the last place, between a kernel's libmvec function and
 NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in
@@ -22,7 +42,51 @@ difference in ``1 + tanh(...)``; so whole graphs are compared relative to ``max(
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    """Relative part: the error allowed grows with ``|want|``."""
+    atol: float
+    """Absolute part: the error allowed near zero."""
+
+
+EXACT = Tolerance(0.0, 0.0)
+
+TOLERANCES: dict[np.dtype, Tolerance] = {
+    np.dtype(np.float64): Tolerance(rtol=1e-7, atol=1e-7),
+    np.dtype(np.float32): Tolerance(rtol=1.3e-6, atol=1e-5),
+    np.dtype(np.float16): Tolerance(rtol=1e-3, atol=1e-5),
+}
+
+MULTIPLIER = {np.dtype(np.float32): 2.0, np.dtype(np.float16): 3.0}
+"""How much worse than eager (against float64) a reordered float result may be (PyTorch: 2x, 3x for float16)."""
+
+ACCUMULATING_OPS = frozenset({"sum", "mean", "var", "std", "prod", "matmul", "einsum", "outer", "linear",
+                              "layer_norm", "softmax", "log_softmax"})
+"""Ops that add up many terms, whose float results may be judged against a float64 reference."""
+
+_REAL_PART = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def tolerance_for(dtype: np.dtype) -> Tolerance:
+    """The row of the table for ``dtype`` (complex types use their real type's row)."""
+    dtype = np.dtype(dtype)
+    dtype = _REAL_PART.get(dtype, dtype)
+    if dtype.kind != "f":
+        return EXACT
+    return TOLERANCES.get(dtype, TOLERANCES[np.dtype(np.float64)])
+
+
+def allowed_error(want: np.ndarray, tol: Tolerance) -> np.ndarray:
+    return tol.atol + tol.rtol * np.abs(want)
+
+
+# --- backends and pipelines that are not bit for bit, in ulps
 
 FUNCTION_ULP = {
     "float32": {"exp": 4, "log": 6, "log1p": 1, "expm1": 3, "tanh": 1, "sin": 2, "cos": 2, "pow": 1, "sigmoid": 4},

@@ -2,10 +2,10 @@
 
     structural     the same nodes and edges           isomorphic(g1, g2), structural_hash(g)
     computational  the same outputs for the same inputs   check(fn, captured, spec), counterexample(fn, g)
-    numeric        the same outputs within rounding   check(...) with the tolerance table (tolerance.py)
+    numeric        the same outputs within rounding   check(...) with the tolerance table (backends/tolerance.py)
     semantic       the same outputs and side effects  check(...) compares printing and watched state too
 
-    tolerance.py   the one table of tolerances, and the float64 judge for reordered sums
+    tolerance.py   the float64 judge for reordered sums (the one table of tolerances is backends/tolerance.py)
     inputs.py      edge-case and random inputs from a spec
     compare.py     the first difference between two results
     observe.py     side effects made comparable: printed text, globals, closure cells, arguments

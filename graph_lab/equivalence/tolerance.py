@@ -1,70 +1,14 @@
-"""The one table of tolerances: how close a captured result must be to eager NumPy's, per dtype.
-
-    dtype        rule                                          where the numbers come from
-    bool, ints   exact                                         integer arithmetic has one right answer
-    float64      |got - want| <= atol + rtol * |want|,         a few hundred ulps: room for a different but
-                 rtol = atol = 1e-7                            sound order of a handful of operations
-    float32      rtol = 1.3e-6, atol = 1e-5                    PyTorch's and JAX's testing defaults
-    float16      rtol = 1e-3, atol = 1e-5                      PyTorch's testing defaults
-    complex      the row of its real type, on both parts
-
-Two more rules sit on top of the table:
-
-- An *exact* comparison (a way that runs the same NumPy calls in the same order, as every backend on main
-  does) is bit for bit: values, NaN positions and the sign of zero.
-- Reductions, matmul and fused kernels add up many terms, and any order of the additions is as right as eager's.
-  A float32 or float16 result that fails the row above is then judged against a float64 reference, as PyTorch's
-  accuracy checker does: it passes when its root-mean-square error from the float64 result is at most
-  ``MULTIPLIER`` times eager's own error from it, plus ``atol / 10``.
-
-Shape, dtype and the positions of NaN and of each infinity are always compared exactly, before any value.
-"""
+"""The float64 judge for reordered sums: a float32 or float16 result of an op that adds up many terms, which fails
+its row of the tolerance table, passes when it is no further from a float64 reference than eager NumPy's own result
+is, as PyTorch's accuracy checker judges. The table itself is ``backends/tolerance.py`` (the one table of
+tolerances), re-exported here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    """Relative part: the error allowed grows with ``|want|``."""
-    atol: float
-    """Absolute part: the error allowed near zero."""
-
-
-EXACT = Tolerance(0.0, 0.0)
-
-TOLERANCES: dict[np.dtype, Tolerance] = {
-    np.dtype(np.float64): Tolerance(rtol=1e-7, atol=1e-7),
-    np.dtype(np.float32): Tolerance(rtol=1.3e-6, atol=1e-5),
-    np.dtype(np.float16): Tolerance(rtol=1e-3, atol=1e-5),
-}
-
-MULTIPLIER = {np.dtype(np.float32): 2.0, np.dtype(np.float16): 3.0}
-"""How much worse than eager (against float64) a reordered float result may be (PyTorch: 2x, 3x for float16)."""
-
-ACCUMULATING_OPS = frozenset({"sum", "mean", "var", "std", "prod", "matmul", "einsum", "outer", "linear",
-                              "layer_norm", "softmax", "log_softmax"})
-"""Ops that add up many terms, whose float results may be judged against a float64 reference."""
-
-
-_REAL_PART = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
-
-
-def tolerance_for(dtype: np.dtype) -> Tolerance:
-    """The row of the table for ``dtype`` (complex types use their real type's row)."""
-    dtype = np.dtype(dtype)
-    dtype = _REAL_PART.get(dtype, dtype)
-    if dtype.kind != "f":
-        return EXACT
-    return TOLERANCES.get(dtype, TOLERANCES[np.dtype(np.float64)])
-
-
-def allowed_error(want: np.ndarray, tol: Tolerance) -> np.ndarray:
-    return tol.atol + tol.rtol * np.abs(want)
+from ..backends.tolerance import (ACCUMULATING_OPS, EXACT, MULTIPLIER, TOLERANCES, Tolerance,  # noqa: F401
+                                  allowed_error, tolerance_for)
 
 
 def rmse(a: np.ndarray, b: np.ndarray) -> float:

@@ -14,13 +14,14 @@ from weakref import ref
 
 import numpy as np
 
-from ..backends.reference import execute, impl_attrs, region_runner
+from ..backends.reference import execute
 from ..guards import to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.printer import print_graph
 from ..ir.source import user_location
 from ..ir.types import TensorType
-from ..ops import REGISTRY, Op
+from ..ops import Op
+from .lazy_run_in_slice import move_slice, run_slice
 from .recorder import Recorder
 from .tensor import Tensor
 
@@ -51,9 +52,8 @@ class LazyRunner(Recorder):
         self.executed: list[Graph] = []
         """The executed graphs themselves (shared with the cache when one was reused)."""
         # The array of each value computed (the inputs, and the values kept from graphs run), keyed by a weak
-        # reference to the value, so that an entry goes when its value does: what a ``WeakKeyDictionary`` does,
-        # written out, as its Python-level methods cost more than the dict operations (looked up with ``ref(v)``,
-        # which hashes as ``v`` and equals any reference to it). A key is ``ref(v, self._drop_known)``: its
+        # reference to the value, so that an entry goes when its value does (looked up with ``ref(v)``, which
+        # hashes as ``v`` and equals any reference to it). A key is ``ref(v, self._drop_known)``: its
         # callback drops the entry, reaching the runner through a weak reference (no cycle keeps it alive).
         self._known: dict[weakref.ref, object] = {}
         self._drop_known = _known_dropper(ref(self))
@@ -97,13 +97,13 @@ class LazyRunner(Recorder):
     def _compute(self, wanted: list[Value]) -> list:
         known = self._known
         pending = []
-        for v in wanted:  # (loops, not comprehensions: in Python 3.11 each makes a function)
+        for v in wanted:
             if not _is_known(v, known):
                 pending.append(v)
         if not pending:
             return [known[ref(v)] for v in wanted]
-        # Slicing and extracting make a graph's worth of objects that all live on: the cyclic GC is off meanwhile
-        # (what ``gc_paused`` does, written out: this runs for each graph break, and the class costs two calls).
+        # Slicing and extracting make a graph's worth of objects that all live on, none of them garbage: the
+        # cyclic GC would walk them for nothing, so it is off meanwhile.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -119,16 +119,11 @@ class LazyRunner(Recorder):
     def _run_pending(self, wanted: list[Value]) -> dict:
         """Run what computing ``wanted`` needs and keep the values that must be (``wanted`` among them); returns
         each value kept and its array."""
-        # With the reference interpreter (``_execute`` not overridden), the slice's nodes are run as the slice
-        # finds them: the same implementations on the same arrays, in the same order, as ``execute`` would call
-        # them on the graph cut out of the slice, so the results are the same bit for bit. The graph (for the
-        # cache and ``executed``) is then only made on a cache miss, and from the slice's own nodes (``_move``)
-        # rather than from copies. If an op fails, everything is done again the general way, so that the error
-        # is the interpreter's own (it names the node of the graph) and the record is left as it was.
-        run = type(self)._execute is LazyRunner._execute
-        part = self._slice(wanted, run)
-        if run and part.env is None:  # an op failed
-            part = self._slice(wanted, False)
+        part = self._slice(wanted)
+        # With the reference interpreter (``_execute`` not overridden), the speed-up of ``lazy_run_in_slice``:
+        # the slice's own nodes are run, and the graph is made of them; None when an op failed, so that the
+        # graph is run again by ``_execute`` and the error is the interpreter's own.
+        ran = run_slice(part, self._known) if type(self)._execute is LazyRunner._execute else None
         # The values to keep: those wanted, those of the slice a live tensor holds, and those of the slice that
         # pending work outside it reads (``h = x @ w; g = h * 2; h = h + 1``: the matmul's result has no live
         # tensor, but g needs it), so that they are never recomputed.
@@ -153,8 +148,8 @@ class LazyRunner(Recorder):
         else:
             self.cache_misses += 1
             name = f"lazy{len(self.graphs)}"
-            if part.env is not None:  # already run: the slice's nodes can become the graph's
-                graph, count, moved = _move(part, outputs, name), part.ops, True
+            if ran is not None:  # already run: the slice's nodes can become the graph's
+                graph, count, moved = move_slice(part, outputs, name), ran[1], True
             else:
                 # (the slice is exactly the nodes the outputs need, in order: copied without extract's search)
                 graph = Graph("lazy").copy_nodes(part.order, outputs, name,
@@ -164,8 +159,8 @@ class LazyRunner(Recorder):
                 self._unkeyed = graph, count
             else:
                 self._cache[key] = graph, count
-        if part.env is not None:
-            env = part.env
+        if ran is not None:
+            env = ran[0]
             results = [env[v] for v in outputs]
         else:
             results = self._execute(graph, {f"in{i}": known[ref(v)] for i, v in enumerate(part.frontier)})
@@ -175,7 +170,7 @@ class LazyRunner(Recorder):
             known[ref(v, drop)] = result
         self.graphs.append(count)
         self.executed.append(graph)
-        if not moved:  # (moved nodes belong to the graph now; ``_move`` cut the ones the record keeps)
+        if not moved:  # (moved nodes belong to the graph now; ``move_slice`` cut the ones the record keeps)
             self._forget(part.order)
         return made
 
@@ -206,42 +201,17 @@ class LazyRunner(Recorder):
         env = execute(graph, inputs)
         return [env[out] for out in graph.outputs]
 
-    def _slice(self, wanted: list[Value], run: bool) -> "_Slice":
-        """The nodes still to run for ``wanted``, in a topological order, and the known values they read.
-
-        With ``run``, each node is also run when it is placed (its operands are known or made by a node placed
-        before it), as ``execute`` runs it, into ``env``; ``env`` is None when an op failed."""
+    def _slice(self, wanted: list[Value]) -> "_Slice":
+        """The nodes still to run for ``wanted``, in a topological order, and the known values they read."""
         part = _Slice()
         order, frontier, visited = part.order, part.frontier, part.nodes
         known = self._known
-        env: dict = {}  # (with ``run``: each value's array, frontier values too; else: each frontier value)
-        ops = 0
-        CONST = Op.CONST
+        met: set[Value] = set()  # the frontier values found so far
         for root in wanted:
             stack = [(root.node, False)]
             while stack:
                 node, expanded = stack.pop()
-                if expanded:
-                    # every operand is known or made by a node already in the order
-                    if run:  # what ``execute`` does for the node
-                        op, outputs = node.op, node.outputs
-                        # (a slice's only source nodes are constants: inputs are known, and a lazy runner makes
-                        # no parameters or size nodes)
-                        if op == CONST:
-                            env[outputs[0]] = node.attrs["value"]
-                        else:
-                            ops += 1
-                            definition = REGISTRY[op]
-                            attrs = impl_attrs(node, region_runner) if definition.regions else node.attrs
-                            try:
-                                result = definition.impl(*[env[v] for v in node.inputs], **attrs)
-                            except Exception:
-                                return part  # (with ``env`` None)
-                            if definition.multi_output:  # a tuple even when it has one output (np.split(x, 1))
-                                for v, r in zip(outputs, result):
-                                    env[v] = r
-                            else:
-                                env[outputs[0]] = result
+                if expanded:  # every operand is known or made by a node already in the order
                     order.append(node)
                     continue
                 if node in visited:
@@ -250,15 +220,13 @@ class LazyRunner(Recorder):
                 stack.append((node, True))
                 for v in reversed(node._inputs):
                     producer = v.node
-                    if producer in visited or v in env:  # (placed or on the stack; or a frontier value)
+                    if producer in visited or v in met:  # (placed or on the stack; or a frontier value)
                         continue
-                    if not producer._inputs and ref(v) in known:  # (``_is_known``, written out: asked per operand)
+                    if _is_known(v, known):
                         frontier.append(v)
-                        env[v] = known[ref(v)]
+                        met.add(v)
                     else:
                         stack.append((producer, False))
-        if run:
-            part.env, part.ops = env, ops
         return part
 
     def _read_by_pending(self, roots: list[Value], in_slice: set[Node]) -> list[Value]:
@@ -295,7 +263,7 @@ class LazyRunner(Recorder):
 class _Slice:
     """What ``LazyRunner._slice`` finds: the pending nodes a computation needs and how they connect."""
 
-    __slots__ = ("order", "nodes", "frontier", "env", "ops")
+    __slots__ = ("order", "nodes", "frontier")
 
     def __init__(self):
         self.order: list[Node] = []
@@ -304,10 +272,6 @@ class _Slice:
         """The same nodes, as a set (nodes hash by identity)."""
         self.frontier: list[Value] = []
         """The known values they read, in the order first met."""
-        self.env: dict | None = None
-        """When the nodes were run as they were found: each value's array (frontier values too)."""
-        self.ops = 0
-        """When they were run: how many are operations (not constants), as ``Graph.count`` counts."""
 
 
 def _is_known(v: Value, known: dict) -> bool:
@@ -325,49 +289,6 @@ def _known_dropper(runner_ref: weakref.ref):
         if runner is not None:
             runner._known.pop(key, None)
     return drop
-
-
-def _move(part: _Slice, outputs: list[Value], name: str) -> Graph:
-    """The graph of a slice that has just run, made of the slice's own nodes rather than copies of them.
-
-    The record does not need these nodes any more (``LazyRunner._forget`` would cut them off), except the ones
-    making the values it keeps (``outputs``: they stay in the record, known, cut off from their inputs, as
-    ``_forget`` leaves them). So the graph takes every other node as it is, a copy of each of those, and an input
-    node for each known value read; the readers inside the graph are rewired to the copies and the inputs. The
-    result is the graph ``Graph.copy_nodes`` makes (the same nodes in the same order), without a copy per node.
-    """
-    graph = Graph(name)
-    replace: dict[Value, Value] = {}
-    for i, v in enumerate(part.frontier):
-        replace[v] = graph.add_input(f"in{i}", v.type, v.node.loc)
-    copies: dict[Node, Node] = {}
-    for v in outputs:  # (loops, not comprehensions: in Python 3.11 each makes a function)
-        node = v.node
-        if node in copies:
-            continue
-        outs, ins = node.outputs, node._inputs
-        types = (outs[0].type,) if len(outs) == 1 else tuple([o.type for o in outs])
-        # (reading the inputs and copies made so far: only a copy reading a node copied later is rewired below)
-        copy = copies[node] = Node(node.op, tuple(map(replace.get, ins, ins)), node.attrs, types, node.loc)
-        node.inputs = ()  # (so it is no longer among the users of what it read)
-        replace.update(zip(outs, copy.outputs))
-    nodes = graph.nodes
-    nodes.extend(part.order)
-    for node, copy in copies.items():
-        nodes[nodes.index(node)] = copy  # (``index`` compares by identity, at C speed)
-    # Rewire the graph's readers of the replaced values: the slice's nodes and the copies (the record's own
-    # readers, pending nodes outside the slice, keep reading the record's values).
-    in_slice, copied = part.nodes, set(copies.values())
-    readers: dict[Node, None] = {}
-    for v in replace:
-        for u in v.users:
-            if u in in_slice or u in copied:
-                readers[u] = None
-    for node in readers:
-        ins = node._inputs
-        node.inputs = tuple(map(replace.get, ins, ins))  # (``replace.get(v, v)`` for each operand)
-    graph.outputs = list(map(replace.__getitem__, outputs))
-    return graph
 
 
 def _key(frontier: list[Value], order: list[Node], outputs: list[Value]) -> tuple:

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import gc
 import inspect
-import types
-import weakref
-from types import FunctionType
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -25,7 +22,6 @@ from ..errors import OpError, TraceError
 from ..guards import ShapeGuard, ValueGuard, to_python
 from ..ir.graph import Graph, Node, Value
 from ..ir.shape_env import Dim, ShapeEnv, using
-from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.sizes import bind_attrs
 from ..ir.source import user_location
 from ..ir.symbolic import SymbolicValue
@@ -106,8 +102,6 @@ class Tracer(Recorder):
 
 def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
     """``(4, 8)`` -> ((4, 8), f64);  ``(("B", 8), "float32")`` -> ((Dim("B"), 8), f32)."""
-    if type(spec) is tuple and len(spec) <= MAX_RANK and all(type(d) is int and d >= 0 for d in spec):
-        return spec, _FLOAT64  # the common case, a static float64 shape, needs none of the checks below
     shape, dtype = spec, np.float64
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list)):
         shape, dtype = spec
@@ -132,58 +126,22 @@ def parse_spec(name: str, spec) -> tuple[tuple, np.dtype]:
     return dims, dt
 
 
-_FLOAT64 = np.dtype(np.float64)
-
-
 def _is_size(d) -> bool:
     if isinstance(d, (str, Dim)):
         return True
     return isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
 
 
-_parameter_cache: "weakref.WeakKeyDictionary[types.CodeType, tuple]" = weakref.WeakKeyDictionary()
-
-
 def _parameters(fn: Callable) -> list | None:
-    """``fn``'s parameters (None when ``inspect`` cannot tell). A plain function's come from its code object
-    alone (names and kinds; defaults do not matter here), so they are worked out once per code object."""
-    code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
-    if code is not None and (hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__")):
-        code = None  # inspect follows these rather than the code: not a fact of the code object
-    if code is not None:
-        hit = _parameter_cache.get(code)
-        if hit is not None:
-            return list(hit)
+    """``fn``'s parameters (None when ``inspect`` cannot tell)."""
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        return list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if code is not None:
-        _parameter_cache[code] = tuple(params)
-    return params
-
-
-_binding_cache: "weakref.WeakKeyDictionary[types.CodeType, dict]" = weakref.WeakKeyDictionary()
 
 
 def bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
-    """The positional order of the tensor arguments and the name of the params argument (worked out once per
-    code object and argument names, as ``_parameters`` is)."""
-    code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
-    if code is None or hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
-        return _bind_arguments(fn, names, has_params)
-    known = _binding_cache.get(code)
-    if known is None:
-        known = _binding_cache[code] = {}
-    key = (tuple(names), has_params)
-    hit = known.get(key)
-    if hit is None:
-        hit = known[key] = _bind_arguments(fn, names, has_params)
-    order, params_name = hit
-    return list(order), params_name
-
-
-def _bind_arguments(fn: Callable, names: list[str], has_params: bool) -> tuple[list[str], str | None]:
+    """The positional order of the tensor arguments and the name of the params argument."""
     params_list = _parameters(fn)
     if params_list is None:
         return names, "params" if has_params else None
@@ -238,50 +196,35 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
             a NumPy call with no op, an op whose shape rule rejects its operands, bad ``shapes``/``example``).
     """
     loc = user_location(1)
-    # The common case, a plain function traced again with the same static shapes: its inputs as worked out the
-    # last time (see ``_kept``), with none of the checks and parsing below, which would give the same answers.
-    kept = _kept.get(weakref.ref(fn)) if type(fn) is FunctionType else None
-    if (kept is not None and kept[0] is fn.__code__ and kept[2] is (params is not None) and mode == "error"
-            and size_branch in SIZE_BRANCHES and type(shapes) is dict and _fits(tuple(shapes.items()), kept[1])
-            and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__")):
-        inputs, params_name = kept[3], kept[4]
-        tracer = Tracer(Graph(fn.__name__.replace("<lambda>", "lambda")), mode, example)
-    else:
-        try:
-            if mode not in MODES:
-                raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
-            if size_branch not in SIZE_BRANCHES:
-                raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
-            if not (type(shapes) is dict or isinstance(shapes, Mapping)) or not shapes:
-                raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
-                                 f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
-            specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
-            order, params_name = bind_arguments(fn, list(specs), params is not None)
-            symbolic = _any_symbolic(specs)
-            if mode != "error" or (symbolic and example is not None):
-                _check_example(specs, example, mode)
-            hints = _hints(specs, example) if symbolic and example is not None else None
-        except TraceError as e:
-            # An argument error is the caller's: point at the trace(...) call.
-            raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
-        tracer = Tracer(Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda")), mode, example)
-        if symbolic:
-            tracer.shape_env = new_shape_env(tracer, hints, size_branch)
-        inputs = tuple([(name, input_type(tracer, name, *specs[name], loc), f"input {name!r}") for name in order])
-        if (type(fn) is FunctionType and type(shapes) is dict and not symbolic and not hasattr(fn, "__signature__")
-                and not hasattr(fn, "__wrapped__") and _exactly_static(tuple(shapes.items()))):
-            _kept[weakref.ref(fn, _forget_kept)] = (fn.__code__, tuple(shapes.items()), params is not None, inputs,
-                                                    params_name)
+    try:
+        if mode not in MODES:
+            raise TraceError(f"mode must be one of {MODES}, got {mode!r}")
+        if size_branch not in SIZE_BRANCHES:
+            raise TraceError(f"size_branch must be one of {SIZE_BRANCHES}, got {size_branch!r}")
+        if not isinstance(shapes, Mapping) or not shapes:
+            raise TraceError(f"shapes must be a non-empty dict mapping each tensor argument of the function to "
+                             f"its shape, like {{'x': (4, 8)}}; got {shapes!r}")
+        specs = {name: parse_spec(name, spec) for name, spec in shapes.items()}
+        order, params_name = bind_arguments(fn, list(specs), params is not None)
+        symbolic = _any_symbolic(specs)
+        if mode != "error" or (symbolic and example is not None):
+            _check_example(specs, example, mode)
+        hints = _hints(specs, example) if symbolic and example is not None else None
+    except TraceError as e:
+        # An argument error is the caller's: point at the trace(...) call.
+        raise TraceError(f"{e}\n  at {loc.describe() if loc else 'unknown location'}") from None
+    tracer = Tracer(Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda")), mode, example)
+    if symbolic:
+        tracer.shape_env = new_shape_env(tracer, hints, size_branch)
 
-    # A capture makes many objects that all live on: the cyclic GC is off meanwhile (what ``gc_paused`` does,
-    # written out: this runs once per capture, and the class costs two calls and an object).
+    # A capture makes many objects that all live on, none of them garbage: the cyclic GC would walk them for
+    # nothing, so it is off meanwhile.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         graph = tracer.graph
-        args = []
-        for name, type_, label in inputs:  # (a loop, not a comprehension: in Python 3.11 each makes a function)
-            args.append(Tensor(tracer, graph.add_input(name, type_, loc), Storage(label)))
+        args = [Tensor(tracer, graph.add_input(name, input_type(tracer, name, *specs[name], loc), loc),
+                       Storage(f"input {name!r}")) for name in order]
         if params is not None:
             args.append(make_params(tracer, params, params_name, loc))
         return finish(tracer, fn, args)
@@ -290,69 +233,10 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
             gc.enable()
 
 
-_kept: "dict[weakref.ref, tuple]" = {}
-"""Per plain function traced with static shapes only (``_exactly_static``): ``(code, shapes items, params given,
-inputs, params name)`` from its last capture that got past the argument checks, ``inputs`` being each tensor
-argument's ``(name, type, storage label)`` in positional order. Those depend only on the shapes and on the
-parameters' names and kinds, which the code object holds (as ``bind_arguments`` explains); so while
-``fn.__code__`` is the same object, the shapes the same (``_fits``) and params given or not as then, they are what
-the checks, ``parse_spec``, ``bind_arguments`` and ``input_type`` would give again (in mode "error", the one
-checking no example). Nothing kept can change in place: the shapes are tuples of strs and ints, the types are
-immutable. A function given ``__signature__`` or ``__wrapped__`` (which ``inspect`` follows) is never kept, and
-is bound anew each time. Looking a function up by identity costs less than hashing its code object.
-
-The key is a weak reference to the function, so an entry does not keep its function alive and goes with it
-(``_forget_kept``): what a ``WeakKeyDictionary`` does, without its Python-level methods. It is looked up with
-``weakref.ref(fn)``, which hashes as the function (by identity) and equals a reference to the same function."""
-
-
-def _forget_kept(ref: weakref.ref, kept: dict = _kept) -> None:
-    kept.pop(ref, None)
-
-
-def _exactly_static(items: tuple) -> bool:
-    """Whether every ``(name, spec)`` of ``shapes.items()`` is a str and a static float64 shape written as a tuple
-    of ints (what ``parse_spec`` takes without a check), the types tested exactly."""
-    for name, spec in items:
-        if type(name) is not str or type(spec) is not tuple or len(spec) > MAX_RANK:
-            return False
-        for d in spec:
-            if type(d) is not int or d < 0:
-                return False
-    return True
-
-
-def _fits(items: tuple, kept_items: tuple) -> bool:
-    """Whether a call's ``shapes.items()`` are the kept ones: the same objects (the common case: a shapes dict
-    written in the caller's code, whose names and tuples are constants), or equal and of exactly the types the
-    kept ones have. (The types are tested first: ``True == 1`` and ``4.0 == 4``, so equal shapes could be ones
-    ``parse_spec`` refuses; and comparing an array with a tuple raises.)"""
-    if len(items) != len(kept_items):
-        return False
-    for (name, spec), (kept_name, kept_spec) in zip(items, kept_items):
-        if spec is kept_spec and name is kept_name:
-            continue
-        if not (_exactly_static(((name, spec),)) and name == kept_name and spec == kept_spec):
-            return False
-    return True
-
-
 def make_params(tracer: Recorder, params, prefix: str, loc) -> Any:
     """``params`` as the function is given them: each array a stand-in of a new ``param`` node named by its path
     (``ws[0]``, ``p['W1']``), anything else as it is."""
     graph = tracer.graph
-    if type(params) is list:
-        for leaf in params:
-            if isinstance(leaf, (dict, list, tuple)):
-                break
-        else:  # a flat list (of weights): what tree_map gives, made in one loop, without a call per leaf
-            made = []
-            for i, leaf in enumerate(params):
-                if isinstance(leaf, np.ndarray):
-                    path = f"{prefix}[{i}]"
-                    leaf = Tensor(tracer, graph.add_param(path, leaf, loc), Storage(f"parameter {path}"))
-                made.append(leaf)
-            return made
 
     def make_param(path: str, leaf):
         if isinstance(leaf, np.ndarray):
@@ -380,25 +264,9 @@ def _any_symbolic(specs: dict) -> bool:
     return False
 
 
-_STATIC_INPUT_TYPES: dict[tuple, TensorType] = {}
-"""The type of each static input shape seen, by (dtype, sizes)."""
-
-
 def input_type(tracer: Recorder, name: str, dims: tuple, dtype: np.dtype, loc) -> TensorType:
     """The type of an input, each ``Dim`` declared in the capture's ShapeEnv (its range becomes a guard)."""
     env = tracer.shape_env
-    if env is None and all(type(d) is int for d in dims):
-        # All sizes static: the type is made once per (dtype, shape) and shared, as ``TensorType.of`` does for
-        # arrays. Types are immutable, so sharing is safe, and the op rules' memo (``ops.base.infer_static``)
-        # then finds the first op on an input by identity, as it finds every later one, instead of hashing a
-        # new type object in every capture (and adding an entry for it to the memo each time).
-        key = (dtype, dims)
-        hit = _STATIC_INPUT_TYPES.get(key)
-        if hit is None:
-            if len(_STATIC_INPUT_TYPES) >= 4096:
-                _STATIC_INPUT_TYPES.clear()
-            hit = _STATIC_INPUT_TYPES[key] = TensorType(dtype, dims)
-        return hit
     try:
         return TensorType(dtype, tuple(env.declare(d, loc) if isinstance(d, Dim) else d for d in dims))
     except OpError as e:
@@ -410,56 +278,17 @@ def finish(tracer: Recorder, fn: Callable, args: list) -> Graph:
     graph = tracer.graph
     env = tracer.shape_env
     with watching_random(getattr(tracer, "mode", "error"), fn):  # a draw at trace time would be frozen
-        if env is None and shape_env_in_use() is None:
-            # All sizes static, and no capture around has set a ShapeEnv: ``using(None)`` would set what is
-            # already set, so the function is called without it.
+        with using(env):  # shape rules consult this capture's sizes
             set_outputs(tracer, graph, fn(*args))
-        else:
-            with using(env):  # shape rules consult this capture's sizes
-                set_outputs(tracer, graph, fn(*args))
-    if not nothing_dead(graph):
-        graph.remove_dead_code()
+    graph.remove_dead_code()
     return graph
-
-
-_LEAF = pytree.flatten(None)[1]
-"""The structure of a single leaf (``("leaf", None, ())``, what ``pytree.flatten`` gives for one array)."""
 
 
 def set_outputs(tracer: Recorder, graph: Graph, result) -> None:
     """Make what the function returned (a nest of stand-ins and Python values) the graph's outputs and
     ``out_tree``; a ``TraceError`` for a result that cannot be one (``output_value``)."""
-    if (type(result) is Tensor and result._rec is tracer and result._maybe_alias is None
-            and result._version == result._storage.version):
-        # One array returned, a stand-in of this capture that may be read (what ``operand_value`` checks): what
-        # ``pytree.flatten`` and ``output_value`` give for it, without their walks.
-        graph.out_tree = _LEAF
-        graph.outputs = [result._value]
-        return
     leaves, graph.out_tree = pytree.flatten(result)
     graph.outputs = [output_value(tracer, path, leaf) for path, leaf in leaves]
-
-
-def nothing_dead(graph: Graph) -> bool:
-    """Whether ``graph.remove_dead_code()`` would change nothing, told in one pass without its walks: every node
-    but the inputs has an output that some node reads or that the graph returns. Then every node is needed:
-    follow readers forward from it, and (the nodes being in order) the chain ends at a node whose outputs nobody
-    reads, which therefore makes a graph output. (And every parameter stored has its node, which stays.)
-
-    Valid only when every reader of the graph's values is a node of the graph, as in a graph a ``Recorder`` made
-    (``trace``'s and ``script``'s without control-flow regions):
-    a value's ``users`` lists each node made with it, each node is appended to the graph and none is dropped,
-    and nodes of other graphs never read its values (a stand-in of another capture is refused as an operand, a
-    control-flow region reads copies of them as its own inputs, a guard's graph is made of copies)."""
-    returned = set(graph.outputs)
-    for node in graph.nodes:
-        for v in node.outputs:
-            if v.users or v in returned:
-                break
-        else:
-            if node.op != Op.INPUT:
-                return False
-    return True
 
 
 def _check_example(specs, example, mode):

@@ -154,13 +154,11 @@ class Graph:
 
     @property
     def input_nodes(self) -> list[Node]:
-        op = Op.INPUT  # (read once: reading an enum member costs as much as a node's test)
-        return [n for n in self.nodes if n.op == op]
+        return [n for n in self.nodes if n.op == Op.INPUT]
 
     @property
     def param_nodes(self) -> list[Node]:
-        op = Op.PARAM
-        return [n for n in self.nodes if n.op == op]
+        return [n for n in self.nodes if n.op == Op.PARAM]
 
     @property
     def input_names(self) -> list[str]:

@@ -30,22 +30,18 @@ def value_key(x):
 
 
 _NEVER_MERGED = frozenset({Op.INPUT, Op.PARAM})
-_NO_ATTRS = value_key({})  # the key of most nodes' attributes, made once
 
 
 def node_key(node) -> tuple | None:
     """What makes two nodes compute the same value; None for nodes that must never be merged."""
     if node.op in _NEVER_MERGED or not opdef(node.op).pure:
         return None
-    if node.attrs:
-        try:
-            attrs = value_key(node.attrs)
-            hash(attrs)
-        except TypeError:  # an attribute NumPy cannot give bytes for: leave the node alone
-            return None
-    else:
-        attrs = _NO_ATTRS
-    return (node.op, attrs, tuple([id(v) for v in node.inputs]))
+    try:
+        attrs = value_key(node.attrs)
+        hash(attrs)
+    except TypeError:  # an attribute NumPy cannot give bytes for: leave the node alone
+        return None
+    return (node.op, attrs, tuple(id(v) for v in node.inputs))
 
 
 def cse(graph: Graph) -> list[str]:
@@ -80,15 +76,3 @@ def cse(graph: Graph) -> list[str]:
         graph.nodes = [n for n in graph.nodes if id(n) not in merged]
     return report
 
-
-def would_change(graph: Graph) -> bool:
-    """Whether ``cse(graph)`` would merge two nodes (two with the same key); ``graph`` is not changed."""
-    seen: set[tuple] = set()
-    for node in graph.nodes:
-        key = node_key(node)
-        if key is None:
-            continue
-        if key in seen:
-            return True
-        seen.add(key)
-    return False

@@ -12,7 +12,7 @@ from ..ops import Op, opdef
 
 
 def dce(graph: Graph) -> list[str]:
-    dead = _dead_nodes(graph)
+    dead = dead_nodes(graph)
     if not dead:
         return []
     numbering = graph.numbering()
@@ -22,20 +22,11 @@ def dce(graph: Graph) -> list[str]:
     return report
 
 
-def would_change(graph: Graph) -> bool:
-    """Whether ``dce(graph)`` would remove a node; ``graph`` is not changed."""
-    return bool(_dead_nodes(graph))
-
-
-def _dead_nodes(graph: Graph) -> list:
+def dead_nodes(graph: Graph) -> list:
     """The nodes ``dce`` removes, in graph order: those no output and no impure node needs (inputs stay)."""
-    pure: dict = {}  # op -> OpDef.pure, asked once per op
     impure = []  # kept even when unread
     for n in graph.nodes:
-        is_pure = pure.get(n.op)
-        if is_pure is None:
-            is_pure = pure[n.op] = opdef(n.op).pure
-        if not is_pure:
+        if not opdef(n.op).pure:
             impure.extend(n.outputs)
     live = graph.needed_by(list(graph.outputs) + impure)
     return [n for n in graph.nodes if id(n) not in live and n.op != Op.INPUT]

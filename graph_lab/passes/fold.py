@@ -33,17 +33,14 @@ TYPE_ONLY_OPS = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
 """Ops whose result depends on their operand's type only, not its values."""
 
 
-_CONST = Op.CONST  # (an enum member read once: reading it costs as much as a node's test)
-
-
 def _foldable(node: Node) -> bool:
     if node.op in SOURCE_OPS or not opdef(node.op).pure or not node.inputs:
         return False
     if node.op in TYPE_ONLY_OPS:
         x = node.inputs[0]
-        return x.node.op == _CONST or _one_memory_order(x.type)
+        return x.node.op == Op.CONST or _one_memory_order(x.type)
     for v in node.inputs:
-        if v.node.op != _CONST:
+        if v.node.op != Op.CONST:
             return False
     return True
 
@@ -58,7 +55,7 @@ def _evaluate(node: Node):
     if node.op in TYPE_ONLY_OPS:
         x = node.inputs[0]
         t = x.type
-        if x.node.op == _CONST:  # its value, in its memory order
+        if x.node.op == Op.CONST:  # its value, in its memory order
             operands = [x.node.attrs["value"]]
         else:
             operands = [np.zeros(t.shape, t.dtype) if t.weak is None else t.weak(0)]
@@ -83,20 +80,16 @@ def _small(t: TensorType, max_elements: int) -> bool:
     return not any(is_symbolic(d) for d in t.shape) and t.size <= max_elements
 
 
-def would_change(graph: Graph, max_elements: int = MAX_ELEMENTS) -> bool:
-    """Whether ``fold_constants(graph, max_elements)`` would try to fold a node (then it may change the graph);
-    ``graph`` is not changed."""
-    for node in graph.nodes:
-        if _foldable(node) and all(_small(v.type, max_elements) for v in node.outputs):
-            return True
-    return False
+def may_fold(node: Node, max_elements: int = MAX_ELEMENTS) -> bool:
+    """Whether ``fold_constants`` tries to fold ``node``: foldable, and every result small enough to keep."""
+    return _foldable(node) and all(_small(v.type, max_elements) for v in node.outputs)
 
 
 def fold_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> list[str]:
     report: list[str] = []
     numbering = None  # made at the first fold, which is before anything changed
     for node in list(graph.nodes):
-        if not _foldable(node) or not all(_small(v.type, max_elements) for v in node.outputs):
+        if not may_fold(node, max_elements):
             continue
         try:
             results = [_owned(r) for r in _evaluate(node)]

@@ -5,9 +5,10 @@
 
 A pass is a function ``Graph -> list[str]`` that edits the graph in place and returns one line per change (an
 empty list: nothing changed). The passes and pipelines by name are ``pipelines.py``. ``run_pipeline`` copies the
-graph (before the first pass that would change it, see ``run_pipeline_on``), runs each pass in order, checks the
-graph's invariants after each (``verify``) and records a ``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or
-``set_logs("passes")``) prints every report and change as it happens.
+graph, runs each pass in order, checks the graph's invariants after each (``verify``) and records a
+``PassReport``. ``GRAPH_LAB_LOGS=passes`` (or ``set_logs("passes")``) prints every report and change as it
+happens. (``change_check.py`` is the same pipeline for compile(), which skips the copy when no pass would change
+the graph.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .. import logs
 from ..ir.graph import Graph
 from ..ir.subgraphs import copy_graph
 from .fresh_outputs import keep_outputs_apart
-from .pipelines import ANSWERED_BY, PASSES, WOULD_CHANGE, pipeline_passes
+from .pipelines import PASSES, pipeline_passes
 
 
 @dataclass
@@ -61,51 +62,26 @@ def run_pipeline(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verif
     Raises:
         ValueError: an unknown pipeline or pass name.
     """
-    work, reports = run_pipeline_on(graph, pipeline, verify=verify, log=log)
-    return (copy_graph(graph) if work is graph else work), reports
-
-
-def run_pipeline_on(graph: Graph, pipeline: str | Iterable[str] = "exact", *, verify: bool = True,
-                    log: bool = False) -> tuple[Graph, list[PassReport]]:
-    """``run_pipeline``, but returning ``graph`` itself when no pass changes it (most graphs: nothing to fold,
-    merge or remove). ``graph`` is never changed: it is copied before the first pass that may change it.
-
-    Copying a graph costs as much as a pass over it, so the pipeline first asks each pass whether it would change
-    the graph (``WOULD_CHANGE``; a pass without a check is taken to change it): while none would, the passes are
-    reported as having found nothing, which they would have. For a caller that owns ``graph`` and will not edit
-    it afterwards (compile() with the graphs it captures); ``run_pipeline`` copies the result in that case."""
     names = pipeline_passes(pipeline)
-    work = graph
+    work = copy_graph(graph)
+    return work, run_passes(graph, work, names, verify=verify, log=log)
+
+
+def run_passes(original: Graph, work: Graph, names: list[str], *, verify: bool, log: bool) -> list[PassReport]:
+    """Run the passes ``names`` in order on ``work`` (a copy of ``original``), one report each, then keep apart
+    the outputs the passes made share memory (``fresh_outputs``)."""
     reports = []
-    count = graph.count()
-    cleared = set()  # the passes whose check found ``graph`` unchanged
-    logged = log or logs.on("passes")  # (asked once: no pass turns logging on or off)
-    clock = time.perf_counter
     for name in names:
-        before = count
-        start = clock()
-        apply = PASSES[name]
-        if work is graph:
-            unchanged = WOULD_CHANGE.get(apply)
-            if unchanged is not None and (ANSWERED_BY.get(apply) in cleared or not unchanged(graph)):
-                cleared.add(apply)
-                changes = []
-            else:
-                work = copy_graph(graph)
-                start = clock()  # (the copy is not the pass's time)
-        if work is not graph:
-            changes = apply(work)
-        if changes:  # (a pass that reports no change changed nothing: the count stands)
-            count = work.count()
-        report = PassReport(name, before, count, changes, clock() - start)
+        before = work.count()
+        start = time.perf_counter()
+        changes = PASSES[name](work)
+        report = PassReport(name, before, work.count(), changes, time.perf_counter() - start)
         if verify:
             work.verify()
         reports.append(report)
-        if logged:
-            _log(report, log)
-    if work is not graph:
-        _keep_outputs_apart(graph, work, reports, verify, logged and log)
-    return work, reports
+        log_report(report, log)
+    _keep_outputs_apart(original, work, reports, verify, log)
+    return reports
 
 
 def _keep_outputs_apart(graph: Graph, work: Graph, reports: list[PassReport], verify: bool, log: bool) -> None:
@@ -119,11 +95,11 @@ def _keep_outputs_apart(graph: Graph, work: Graph, reports: list[PassReport], ve
         if verify:
             work.verify()
         reports.append(report)
-        if log or logs.on("passes"):
-            _log(report, log)
+        log_report(report, log)
 
 
-def _log(report: PassReport, to_stdout: bool) -> None:
+def log_report(report: PassReport, to_stdout: bool) -> None:
+    """Print the report and its changes when asked (``log``), and emit them when ``passes`` logging is on."""
     if not to_stdout and not logs.on("passes"):
         return
     text = "\n".join([str(report)] + [f"  {line}" for line in report.changes])

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..ir.graph import Graph
-from . import cse as _cse, dce as _dce, fold as _fold, simplify_check as _simplify_check
 from .conv_bn import fold_conv_bn
 from .cse import cse
 from .dce import dce
@@ -36,19 +35,6 @@ PASSES: dict[str, Pass] = {
     "freeze_params": freeze_params,    # parameters become constants (no overrides afterwards)
     "conv_bn": fold_conv_bn,           # batch norm folded into the convolution before it
 }
-
-WOULD_CHANGE: dict[Pass, Callable[[Graph], bool]] = {
-    simplify: _simplify_check.would_change,
-    fold_constants: _fold.would_change,
-    cse: _cse.would_change,
-    dce: _dce.would_change,
-}
-"""For a pass (the function), a check that the pass would leave a graph as it is and report nothing when it says
-False; it looks without changing anything. The pipeline asks it before copying the graph (see ``run_pipeline``)."""
-
-ANSWERED_BY: dict[Pass, Pass] = {dce: simplify}
-"""A pass whose check need not run on a graph that the other pass's check found unchanged: simplify's check says
-True for any dead node (``remove_dead_code`` would drop it), and dce removes dead nodes only."""
 
 PIPELINES: dict[str, list[str]] = {
     "none": [],

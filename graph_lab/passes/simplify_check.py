@@ -1,5 +1,5 @@
-"""``would_change``: whether ``simplify`` would change a graph or report anything, asked without changing it, so
-that a pipeline need not copy a graph for a pass that finds nothing (``manager.run_pipeline``)."""
+"""``would_change``: whether ``simplify`` would change a graph or report anything, asked without changing it: simplify's
+check in the pipeline's speed-up (``change_check.py``), which need not copy a graph for a pass that finds nothing."""
 
 from __future__ import annotations
 

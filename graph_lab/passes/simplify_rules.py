@@ -24,12 +24,11 @@ class Rule(NamedTuple):
     """The value to use instead of the node's output, or None when the rule does not apply."""
 
 
-_CONST = Op.CONST  # (an enum member read once: reading it costs as much as the test, asked for most nodes)
 
 
 def is_const(v: Value, number: float, *, negative_zero: bool | None = None) -> bool:
     """``v`` is a constant whose every element equals ``number`` (and, if asked, has that sign of zero)."""
-    if v.node.op != _CONST:
+    if v.node.op != Op.CONST:
         return False
     value = np.asarray(v.node.attrs["value"])
     if value.dtype.kind not in "iufb" or value.size == 0 or not np.all(value == number):

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..backends.compiled import compile_graph
 from ..backends.options import FusedOptions
-from ..backends.reference import prepare, run
+from ..backends.prepared import prepare
+from ..backends.reference import run
 from ..backends.python_source import to_python
 from ..frontends import pytree
 from ..frontends.dynamo.runtime import CompiledFunction

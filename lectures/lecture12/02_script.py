@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from graph_lab import (F, Interpreter, LazyRunner, TraceError, check_guards, run, script,  # noqa: E402
                        trace)
-from graph_lab.backends.reference import prepare  # noqa: E402
+from graph_lab.backends.prepared import prepare  # noqa: E402
 from graph_lab.passes.cond_to_select import cond_to_select  # noqa: E402
 from console import print_header, print_observations, print_table  # noqa: E402
 

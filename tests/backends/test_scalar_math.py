@@ -12,7 +12,8 @@ import pytest
 
 import graph_lab
 from graph_lab import compile_graph, trace
-from graph_lab.backends.python_source import SCALAR_OPERATORS, generate
+from graph_lab.backends.python_emitters import SCALAR_OPERATORS
+from graph_lab.backends.python_source import generate
 
 OPERATORS = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,

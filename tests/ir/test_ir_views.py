@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import views_samples
 from graph_lab import F, GraphBuilder, GraphExecutionError, GraphInputError, Op, run, trace
-from graph_lab.backends import python_source
+from graph_lab.backends import python_emitters, python_source
 from graph_lab.console import display_width
 from graph_lab.ir.graph import Node
 from graph_lab.ir.types import TensorType
@@ -197,20 +197,20 @@ def test_user_text_never_becomes_code(tmp_path, capsys):
 
 
 def test_attribute_names_that_are_not_identifiers_are_passed_in_whole():
-    ctx = python_source._Context(GraphBuilder().graph)
+    ctx = python_emitters._Context(GraphBuilder().graph)
     assert ctx.kwargs({"axis": 1, "keepdims": False}) == ["axis=1", "keepdims=False"]
     assert ctx.kwargs({"a')#\n": 1}) == ["**consts[0]"] and ctx.consts == [{"a')#\n": 1}]
     assert ctx.kwargs({"__class__": 1}) == ["**consts[1]"]
 
 
 def test_literals_are_only_exact_python_numbers():
-    literal = python_source.literal
+    literal = python_emitters.literal
     assert literal(0.1) == "0.1" and literal(-0.0) == "-0.0" and literal((1, None)) == "(1, None)"
     for not_literal in (math.inf, math.nan, np.float64(1.0), 2 ** 64, "x", (1, "x"), True.__class__):
-        assert python_source.literal(not_literal) is None
+        assert python_emitters.literal(not_literal) is None
 
 
 def test_node_of_unknown_emitter_falls_back_to_its_implementation():
     x = TensorType(np.dtype(np.float64), (3,))
     node = Node(Op.SOFTMAX, [], {"axis": 0}, [x])
-    assert python_source._emitter(node) is python_source._emit_impl
+    assert python_emitters._emitter(node) is python_emitters._emit_impl

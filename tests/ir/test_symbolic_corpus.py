@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from graph_lab import Interpreter, Spec, check_guards, make_graph, parse, run, trace
-from graph_lab.backends.reference import prepare
+from graph_lab.backends.prepared import prepare
 from tests.support.symbolic_corpus import CASES, Case, concrete_shape, make_inputs
 from tests.ops.test_ops import assert_same
 

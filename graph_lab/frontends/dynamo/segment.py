@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...backends.compiled import compile_captured
-from ...backends.reference import prepare
+from ...backends.prepared import prepare
 from ...ir.graph import Graph, Value
 from ...ir.sizes import bind_attrs, bind_sizes, is_symbolic_graph
 from ...ir.symbolic import SymbolicValue

@@ -36,7 +36,7 @@ from ...ir.source import SourceLoc, user_location
 from ...ops import REGISTRY
 from ..recorder import Recorder
 from ..tensor import Storage, Tensor
-from ..trace import bind_arguments, input_type, make_params, new_shape_env, nothing_dead, parse_spec, set_outputs
+from ..trace import bind_arguments, input_type, make_params, new_shape_env, parse_spec, set_outputs
 from .calls import Frame, _signed, bind_by_name
 from .expressions import DataDependent
 from .function_source import FunctionSource, source_of
@@ -135,8 +135,7 @@ def script(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, loops
         prepared.loc = prepared.source.locs[prepared.source.tree.lineno]  # source.loc(source.tree)
         if prepared.reusable:
             _prepared[weakref.ref(fn, _forget)] = prepared
-    # (what ``with gc_paused():`` does, written out: a capture makes many objects that all live on, so collecting
-    # during it frees nothing)
+    # A capture makes many objects that all live on, so collecting during it would free nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -292,8 +291,7 @@ def _convert(fn, owner, prepared: Prepared, params, loops: str) -> Graph:
     # remove_dead_code keeps every node a kept node reads. (tests/frontends/script/test_script_speed_invariants.py
     # checks that the graphs of this path pass verify().)
     built_by_recorder = not (rec.made_regions or rec.shape_env is not None or graph.guards or not unique_names)
-    if not (built_by_recorder and nothing_dead(graph)):
-        graph.remove_dead_code()
+    graph.remove_dead_code()
     if not built_by_recorder:
         graph.verify()
     return graph

@@ -74,7 +74,7 @@ class Expressions:
     def expr(self, node: ast.expr, test: bool = False):
         """The value of ``node``: a stand-in tensor or a Python value. Errors become ``ScriptError``s with a
         caret under the innermost expression that failed."""
-        self.root.loc = self.frame.locs[node.lineno]  # self.at(node), written out: this runs for every node
+        self.root.loc = self.frame.locs[node.lineno]  # (what self.at(node) says)
         method = self.expression_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_EXPRESSIONS.get(type(node), (type(node).__name__, "rewrite it with "

@@ -114,7 +114,7 @@ class Converter(Expressions, Calls, Branches):
             self.statement(stmt, None if rest is None else stmts[i + 1:] + rest)
 
     def statement(self, node: ast.stmt, after: list[ast.stmt] | None) -> None:
-        self.root.loc = self.frame.locs[node.lineno]  # self.at(node), written out (as in expr)
+        self.root.loc = self.frame.locs[node.lineno]  # (what self.at(node) says)
         method = self.statement_methods.get(type(node))
         if method is None:
             what, hint = UNSUPPORTED_STATEMENTS.get(type(node), (type(node).__name__, "rewrite it with assignments, "

@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from graph_lab.backends import python_source
+from graph_lab.backends import python_emitters
 from graph_lab.frontends import lazy
 from graph_lab.frontends.dynamo.capture import CaptureContext
 from graph_lab import guards
@@ -135,7 +135,7 @@ def _guard_skips_numbers(original):
 
 
 def _emit_swapped(node, ctx):
-    text = python_source._emit_numpy(node, ctx)
+    text = python_emitters._emit_numpy(node, ctx)
     if len(node.inputs) == 2 and not node.attrs and text.count(", ") == 1 and text.startswith("np."):
         name, args = text.split("(", 1)
         a, b = args[:-1].split(", ")
@@ -170,6 +170,6 @@ BUGS = [  # name, how it is planted, oracle, ops the programs should call often
     Bug("lazy: cache key ignores attribute values", lambda: patched(lazy, "_attrs_key", lambda attrs: tuple(attrs)),
         "guards"),
     Bug("trace: value guards always hold", lambda: patched(guards, "same_outcome", lambda a, b: True), "guards"),
-    Bug("to_python: binary operands swapped", lambda: patched(python_source.FAMILY_EMITTERS, "binary", _emit_swapped),
+    Bug("to_python: binary operands swapped", lambda: patched(python_emitters.FAMILY_EMITTERS, "binary", _emit_swapped),
         "differential"),
 ]

@@ -8,8 +8,6 @@ import graph_lab
 from graph_lab.backends import codegen, python_source
 from graph_lab.frontends.dynamo import break_step, runtime
 from graph_lab.ir.builder import GraphBuilder
-from graph_lab.passes import simplify_check
-from graph_lab.passes.simplify_rules import RULES
 
 
 def _plain_by_inspect(fn) -> bool:
@@ -66,36 +64,6 @@ def test_straight_static_generates_the_same_code():
         usual, known = codegen.generate(g, min_bytes), codegen.generate(g, min_bytes, straight_static=True)
         assert usual.plain.text == known.plain.text and usual.reusing.text == known.reusing.text
         assert usual.plain.source == known.plain.source and usual.plan == known.plan
-
-
-def test_rules_grouped_again_when_the_list_changes():
-    b = GraphBuilder("g")
-    x = b.input("x", (4,), "float32")
-    g = b.output(b.mul(x, 1.0))
-    assert simplify_check.would_change(g)
-    assert not simplify_check.would_change(g, [r for r in RULES if r.op != "mul"])
-    assert simplify_check.would_change(g)
-
-
-def test_dce_check_answered_by_simplify_check():
-    """Where simplify's check finds a graph unchanged, dce's does too (the pipeline skips the latter)."""
-    from graph_lab.passes import dce
-    from graph_lab.ir.graph import Graph
-
-    b = GraphBuilder("g")
-    x = b.input("x", (4,), "float32")
-    y = b.tanh(x)
-    b.exp(x)  # dead
-    g = b.output(b.add(y, y))
-    assert simplify_check.would_change(g) and dce.would_change(g)
-    b2 = GraphBuilder("h")
-    x2 = b2.input("x", (4,), "float32")
-    h = b2.output(b2.tanh(x2))
-    assert not simplify_check.would_change(h) and not dce.would_change(h)
-    for graph in (g, h):
-        from graph_lab.passes.manager import run_pipeline
-        out, reports = run_pipeline(graph, "exact")
-        assert str(out) == str(run_pipeline(graph, ["simplify", "fold", "cse", "dce"])[0])
 
 
 def test_wraps_sets_what_update_wrapper_sets():

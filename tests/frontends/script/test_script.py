@@ -9,7 +9,7 @@ import pytest
 
 import graph_lab
 from graph_lab import F, Interpreter, LazyRunner, Op, ScriptError, TraceError, parse, run, script, trace
-from graph_lab.backends.reference import prepare
+from graph_lab.backends.prepared import prepare
 from tests.support.script_corpus import CORPUS, Case, sign_branch
 from tests.ops.test_ops import assert_same
 

@@ -313,44 +313,6 @@ def test_parameters_of_one_name_are_still_refused_by_verify():
         script(both, {"x": (2, 6)}, {a: W, b: W.T})
 
 
-def test_nothing_dead_agrees_with_remove_dead_code():
-    """nothing_dead(g) (trace's, which script uses too) is True exactly when g.remove_dead_code() removes nothing: random graphs of adds, tanh,
-    splits (several outputs), parameters and constants, some of whose values the outputs do not need."""
-    from graph_lab.frontends.trace import nothing_dead as _nothing_dead
-    from graph_lab.ir.builder import GraphBuilder
-
-    def make(seed: int):
-        r = np.random.default_rng(seed)
-        b = GraphBuilder("g")
-        values = [b.input(f"x{i}", (4,)) for i in range(r.integers(1, 3))]  # each of shape (4,)
-        halves = []  # the outputs of splits, of shape (2,)
-        for i in range(r.integers(0, 8)):
-            kind = r.integers(0, 6)
-            a = values[r.integers(len(values))]
-            if kind == 0:
-                values.append(b.call("add", a, values[r.integers(len(values))]))
-            elif kind == 1:
-                values.append(b.call("tanh", a))
-            elif kind == 2:
-                halves += list(b.call("split", a, 2))
-            elif kind == 3:
-                values.append(b.param(f"p{i}", np.ones(4)))
-            elif kind == 4 and halves:
-                values.append(b.call("concatenate", [halves[r.integers(len(halves))], halves[-1]]))
-            else:
-                values.append(b.call("mul", a, 2.0))
-        every = values + halves
-        b.graph.outputs = [every[j] for j in r.choice(len(every), r.integers(0, 3))]
-        return b.graph
-
-    answers = set()
-    for seed in range(300):
-        expected = make(seed).remove_dead_code() == 0
-        assert _nothing_dead(make(seed)) == expected, seed
-        answers.add(expected)
-    assert answers == {True, False}
-
-
 def ends_with_a_return(x, w):
     y = np.tanh(x @ w)
     return y * 2.0, y.sum()

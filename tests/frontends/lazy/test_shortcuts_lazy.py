@@ -1,7 +1,10 @@
-"""LazyRunner's fast path (nodes run as the slice finds them; the graph made of the slice's own nodes, moved rather
-than copied) against its general path (the graph copied, then run by ``_execute``), which a subclass overriding
-``_execute`` takes: the same graphs, the same results bit for bit, the same cache counts, and a record that goes on
-working afterwards."""
+"""LazyRunner's speed-up (``frontends/lazy_run_in_slice.py``: the slice's own nodes run, and the graph made of them
+rather than of copies) against its reference path (the graph copied, then run by ``_execute``), which a subclass
+overriding ``_execute`` takes: on seeded random programs of the fuzzer's generator and on programs written for
+the traps (live intermediates, values read later, several outputs, in-place writes and views, control flow,
+scalars taken out): the same graphs, the same results bit for bit, the same cache counts, and a record that goes
+on working afterwards. Then what the runner must keep either way: only what eager code keeps alive, a failing
+op's error from the interpreter, ``_known`` entries that go with their values, counters per runner."""
 
 import gc
 import weakref
@@ -9,8 +12,12 @@ import weakref
 import numpy as np
 import pytest
 
+from tests.support.shortcut_support import random_programs
+
 from graph_lab import F, GraphExecutionError, LazyRunner
 from graph_lab.backends.reference import execute
+from graph_lab.frontends import pytree
+from graph_lab.frontends.tensor import Tensor
 
 
 class GeneralLazy(LazyRunner):
@@ -137,6 +144,31 @@ def test_fast_path_equals_general_path(program):
         graph.verify()  # the moved nodes' use lists are right
 
 
+def lazily(lr, fn, arrays: dict):
+    """``fn`` run on lazy tensors of ``arrays``, each tensor of the result materialized (as testing.ways does)."""
+    result = fn(*[lr.tensor(x) for x in arrays.values()])
+    leaves, _ = pytree.flatten(result)
+    return [lr.materialize(leaf) if isinstance(leaf, Tensor) else leaf for _, leaf in leaves]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("case", random_programs(range(30)), ids=lambda c: c[0])
+def test_random_programs_run_as_on_the_reference_path(case):
+    name, fn, arrays = case
+    fast, general = LazyRunner(), GeneralLazy()
+    with np.errstate(all="ignore"):
+        got, expected = lazily(fast, fn, arrays), lazily(general, fn, arrays)
+        eager = [leaf for _, leaf in pytree.flatten(fn(*arrays.values()))[0]]
+    assert len(got) == len(expected) == len(eager), name
+    for a, b, e in zip(got, expected, eager):
+        np.testing.assert_array_equal(a, b, strict=True)
+        np.testing.assert_array_equal(a, e)
+    assert fast.graphs == general.graphs and [str(g) for g in fast.executed] == [str(g) for g in general.executed]
+    assert (fast.cache_hits, fast.cache_misses) == (general.cache_hits, general.cache_misses)
+    for graph in fast.executed:
+        graph.verify()
+
+
 def test_chain_equals_eager_numpy():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((4, 8)).astype(np.float32)
@@ -222,3 +254,78 @@ def test_the_first_graph_is_found_again_once_keyed(runner):
     np.testing.assert_array_equal(lr.materialize(kept2), lr.materialize(kept))
     assert (lr.cache_misses, lr.cache_hits) == (3, 2)
     assert lr.executed[2] is lr.executed[0] and lr.executed[4] is lr.executed[3]
+
+
+# --- the runner's bookkeeping
+
+rng11 = np.random.default_rng(11)
+
+
+def test_known_entries_go_with_their_values_and_the_runner_with_its_last_reference():
+    lr = LazyRunner()
+    xs = [lr.tensor(rng11.standard_normal(3)) for _ in range(4)]
+    assert len(lr._known) == 4
+    y = xs[0] + xs[1]
+    np.testing.assert_array_equal(lr.materialize(y), lr.materialize(xs[0]) + lr.materialize(xs[1]))
+    assert len(lr._known) == 5
+    del xs[2:], y
+    gc.collect()  # (a value and its node refer to each other: they go when the collector runs)
+    assert len(lr._known) == 2
+    assert all(key() is not None for key in lr._known)
+    runner = weakref.ref(lr)
+    gc.disable()
+    try:
+        del lr, xs
+        assert runner() is None  # freed at once: no reference cycle through its keys' callback
+    finally:
+        gc.enable()
+    gc.collect()  # (the values die after their runner: their keys' callback finds no runner, and does nothing)
+
+
+def test_a_value_computed_again_after_its_entry_went():
+    lr = LazyRunner()
+    a = lr.tensor(np.arange(3.0))
+    for step in range(5):
+        b = a * float(step)
+        assert lr.materialize(b).tolist() == [0.0, float(step), 2.0 * step]
+        del b
+        gc.collect()
+    assert len(lr._known) == 1
+
+
+def kept_reads_kept(lr, x, w):
+    """Outputs whose nodes read each other, asked for in an order that is not the graph's."""
+    a = lr.tensor(x)
+    b = a + 1.0
+    c = b @ w
+    d = np.tanh(c) * b
+    out = list(lr.materialize([d, c, b]))
+    out.append(lr.materialize(d - c + b))
+    out.append(lr.materialize(b * 2.0))
+    return out
+
+
+def test_copies_reading_later_copies_equal_the_general_path():
+    x, w = rng11.standard_normal((4, 4)), rng11.standard_normal((4, 4))
+    fast, general = LazyRunner(), GeneralLazy()
+    got, expected = kept_reads_kept(fast, x, w), kept_reads_kept(general, x, w)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    b = x + 1.0
+    np.testing.assert_allclose(got[0], np.tanh(b @ w) * b)
+    assert [str(g) for g in fast.executed] == [str(g) for g in general.executed]
+    for graph in fast.executed:
+        graph.verify()
+    assert (fast.cache_hits, fast.cache_misses) == (general.cache_hits, general.cache_misses)
+
+
+def test_counters_start_at_zero_in_each_runner():
+    first = LazyRunner()
+    t = first.tensor(np.ones(2))
+    for _ in range(3):
+        first.materialize(t * 2.0)
+    assert (first.cache_hits, first.cache_misses) == (2, 1)
+    second = LazyRunner()
+    assert (second.cache_hits, second.cache_misses, second._unkeyed) == (0, 0, None)
+    assert second.tensor(np.ones(1)).type == first.tensor(np.ones(1)).type
+    assert [n.attrs["name"] for n in (second.tensor(np.ones(1))._value.node,)] == ["t2"]

@@ -1,0 +1,126 @@
+"""What each speed-up module saves, in machine instructions counted by valgrind (callgrind): the call it speeds,
+run with the speed-up and with the reference code it stands in for, on the W2 residual chain
+``x = x + tanh(x @ W_i)`` ([4, 8], N layers). Counts do not depend on the machine's load, so a saving of a few
+per cent is visible on a shared machine, where timings are not.
+
+    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [passes prepared lazy]
+
+Each figure is the difference of two processes, one making ``reps`` calls after three warm-up calls and one
+making none, divided by ``reps``: interpreter start-up and imports cancel out. A speed-up stays only while it
+saves at least a tenth of the call it speeds; its module's docstring quotes the figure.
+
+- ``passes``: a compile() first call (capture, passes, code generation), with ``passes/change_check.py``'s
+  ``run_pipeline_on`` and with ``run_pipeline`` (the graph always copied).
+- ``prepared``: one run of the traced chain's graph by ``backends/prepared.py``'s function and by the reference
+  interpreter's ``execute``.
+- ``lazy``: a LazyRunner capture (record, then run at ``materialize``), with the nodes run as the slice finds them
+  and the graph made of the slice's own nodes, and with the graph copied and run by ``execute``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZES = (1, 8, 64)
+CASES = ("passes", "prepared", "lazy")
+
+
+def calls(case: str, n: int, speedup: bool):
+    """The call to count, with the speed-up (``speedup``) or with the reference code in its place."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+    from bench_w2_capture import capture_compile, chain
+
+    from graph_lab import trace
+    rng = np.random.default_rng(0)
+    ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
+    x = rng.standard_normal((4, 8))
+    if case == "passes":
+        if not speedup:
+            from graph_lab.backends import compiled
+            from graph_lab.passes.manager import run_pipeline
+            compiled.run_pipeline_on = run_pipeline
+        return lambda: capture_compile(x, ws)
+    if case == "prepared":
+        from graph_lab.backends.prepared import prepare
+        from graph_lab.backends.reference import execute
+        graph = trace(chain, {"x": (4, 8)}, ws)
+        inputs = {"x": x}
+        if speedup:
+            run = prepare(graph)
+            return lambda: run(inputs)
+        return lambda: [execute(graph, inputs)[v] for v in graph.outputs]
+    if case == "lazy":
+        from bench_w2_capture import capture_lazy
+
+        from graph_lab import LazyRunner
+        from graph_lab.backends.reference import execute
+        if not speedup:
+            class GeneralLazy(LazyRunner):  # an overridden ``_execute`` is never bypassed: the general path
+                def _execute(self, graph, inputs):
+                    env = execute(graph, inputs)
+                    return [env[out] for out in graph.outputs]
+            import bench_w2_capture
+            bench_w2_capture.LazyRunner = GeneralLazy
+        return lambda: capture_lazy(x, ws)
+    raise ValueError(case)
+
+
+def child(case: str, n: int, speedup: bool, reps: int) -> None:
+    fn = calls(case, n, speedup)
+    for _ in range(3 + reps):
+        fn()
+
+
+def counted(case: str, n: int, speedup: bool, reps: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={os.path.join(tmp, 'out')}",
+                              sys.executable, __file__, "--child", case, str(n), str(int(speedup)), str(reps)],
+                             capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(HERE.parent), "PYTHONHASHSEED": "0"})
+    found = re.search(r"Collected : (\d+)", run.stderr)
+    if run.returncode != 0 or found is None:
+        raise RuntimeError(f"valgrind failed for {case} N={n}: {run.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def reps_for(case: str, n: int) -> int:
+    return max(4, (600 if case == "prepared" else 120) // n)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--child"]:
+        child(argv[1], int(argv[2]), argv[3] == "1", int(argv[4]))
+        return 0
+    cases = argv or list(CASES)
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        print(f"unknown cases {unknown}; choose from {list(CASES)}", file=sys.stderr)
+        return 2
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: this benchmark counts instructions with it", file=sys.stderr)
+        return 2
+    jobs = [(c, n, s, r) for c in cases for n in SIZES for s in (True, False) for r in (0, reps_for(c, n))]
+    with ThreadPoolExecutor(max(1, min(2, os.cpu_count() or 1))) as pool:
+        results = dict(zip(jobs, pool.map(lambda job: counted(*job), jobs)))
+    print("instructions per call, with the speed-up and with the reference code (callgrind)")
+    for c in cases:
+        for n in SIZES:
+            reps = reps_for(c, n)
+            per = {s: (results[(c, n, s, reps)] - results[(c, n, s, 0)]) / reps for s in (True, False)}
+            saved = 1 - per[True] / per[False]
+            print(f"  {c:16s} N={n:<3d} with {per[True] / 1e3:9.0f}k  without {per[False] / 1e3:9.0f}k  "
+                  f"saves {saved:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
