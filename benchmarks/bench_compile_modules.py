@@ -6,6 +6,9 @@ compiled are timed interleaved (``harness.interleaved``: rounds in shuffled orde
 shared machine hits both alike. Prints microseconds per call, the ratio, and how many guards a call checks.
 
     PYTHONPATH=. python3 benchmarks/bench_compile_modules.py
+
+On a shared machine, run it with ``OPENBLAS_NUM_THREADS=1``: at the large sizes a multi-threaded BLAS competing
+with other jobs varies by more than the difference between the two (docs/nn.md).
 """
 
 from __future__ import annotations
