@@ -279,6 +279,8 @@ def _call_shape(owner) -> tuple[list[str], dict[str, str], tuple] | str:
     """``(positional parameter names, {"*args" name: "rest", "**kwargs" name: "kw"}, names a keyword may
     bind)`` of the compiled function, or why the fast path cannot take its calls."""
     code, fn = owner.code, owner.fn
+    if owner._simple_argcount >= 0:  # (plain parameters, as the general path binds them)
+        return list(code.co_varnames[:owner._simple_argcount]), {}, ()
     if code.co_kwonlyargcount or "__signature__" in fn.__dict__ or "__wrapped__" in fn.__dict__:
         return "the function takes keyword-only arguments or carries a signature of its own"
     argnames = list(code.co_varnames[:code.co_argcount])
