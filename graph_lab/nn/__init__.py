@@ -11,6 +11,7 @@ from .layers import (AvgPool2d, BatchNorm2d, Conv2d, Dropout, Embedding, Flatten
                      MaxPool2d, ReLU, manual_seed)
 from .graph_module import GraphModule, ModuleGraph, ModuleInterpreter
 from .module import Module, Parameter, RemovableHandle, StateDictError, functional_call
+from .structure import structure_changed
 from .surgery import ModuleTransformer, fold_conv_bn_weights, fuse_conv_bn, inline_modules
 from .symbolic import Tracer, record_call, symbolic_trace
 
@@ -19,5 +20,5 @@ __all__ = [
     "Linear", "Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d", "ReLU", "GELU", "LayerNorm", "Embedding",
     "Dropout", "Flatten", "Identity", "Sequential", "ModuleList", "ModuleDict",
     "symbolic_trace", "Tracer", "GraphModule", "ModuleGraph", "ModuleInterpreter", "ModuleTransformer",
-    "inline_modules", "fuse_conv_bn", "fold_conv_bn_weights", "record_call",
+    "inline_modules", "fuse_conv_bn", "fold_conv_bn_weights", "record_call", "structure_changed",
 ]

@@ -20,6 +20,7 @@ from ..ir.graph import Graph, Node
 from ..ir.literals import format_attr_value
 from ..ops import Op, opdef
 from .module import Module
+from .structure import structure_changed
 
 FX_HEADERS = ("opcode", "name", "target", "args", "kwargs")
 
@@ -144,6 +145,7 @@ class GraphModule(Module):
         super().__init__()
         targets = {n.attrs["target"] for n in graph.nodes if n.op == Op.CALL_MODULE}
         _copy_tree(root, self, "", targets)
+        structure_changed()  # (the tree was written into the dicts directly)
         object.__setattr__(self, "graph", graph)
         object.__setattr__(self, "root_type", type(root).__name__)
         self.train(root.training)

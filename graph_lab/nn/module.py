@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import GraphLabError, TraceError
 from ..ops.base import is_tensorlike
+from .structure import STRUCTURE_CLOCK, STRUCTURE_DICTS, structure_changed
 
 
 class StateDictError(GraphLabError, KeyError):
@@ -78,6 +79,7 @@ class RemovableHandle:
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+        structure_changed()
 
     def __enter__(self) -> "RemovableHandle":
         return self
@@ -123,26 +125,37 @@ def bind_state(module: "Module", state: dict[str, Any]) -> StateBinding:
 @contextmanager
 def bound_state(binding: StateBinding):
     _BINDINGS.append(binding)
+    structure_changed()
     try:
         yield binding
     finally:
         _BINDINGS.remove(binding)
+        structure_changed()
 
 
 @contextmanager
 def intercepting(interceptor):
     """While the body runs, ``interceptor.call_module(module, args, kwargs)`` receives every module call."""
     _INTERCEPTORS.append(interceptor)
+    structure_changed()
     try:
         yield interceptor
     finally:
         _INTERCEPTORS.remove(interceptor)
+        structure_changed()
 
 
 class Module:
     """Base class of every layer and model: subclasses set attributes in ``__init__`` and write ``forward``."""
 
+    # What compile() reads to check a model's structure once per change instead of on every call (structure.py)
+    _structure_clock = STRUCTURE_CLOCK
+    _structure_dicts = STRUCTURE_DICTS
+    _structure_globals = ("_BINDINGS", "_INTERCEPTORS")
+    """This module's globals that are structure too: the bindings and interceptors above."""
+
     def __init__(self):
+        structure_changed()
         # Plain dicts (ordered, as every dict is): compile() reads a module's state and hooks through them, guarded
         # by their keys, as it reads any dict of the program.
         object.__setattr__(self, "_parameters", {})
@@ -162,28 +175,33 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"cannot assign {name!r} before Module.__init__() call "
                                  f"(call super().__init__() first in {type(self).__name__}.__init__)")
+        if name in self._buffers and not isinstance(value, (Parameter, Module)):
+            self._set_buffer(name, value)  # (a write into the buffer's array changes no structure)
+            return
+        structure_changed()
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, "_parameters")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, "_modules")
             self.add_module(name, value)
         elif name in self._parameters:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} of "
                                 f"{type(self).__name__} (a Parameter or None is expected)")
             self._parameters[name] = None
-        elif name in self._buffers:
-            self._set_buffer(name, value)
         elif name in self._modules and value is None:
             self._modules[name] = None
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str) -> None:
+        """Drop ``name`` from every place but ``keep``, where assigning it again keeps its place (a Sequential
+        whose second module is replaced still calls it second)."""
         self.__dict__.pop(name, None)
-        for d in (self._parameters, self._buffers, self._modules):
-            d.pop(name, None)
+        for kind in ("_parameters", "_buffers", "_modules"):
+            if kind != keep:
+                self.__dict__[kind].pop(name, None)
 
     def __getattr__(self, name: str):
         # (called only when normal lookup fails: parameters, buffers and submodules are not in __dict__)
@@ -200,6 +218,7 @@ class Module:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        structure_changed()
         for d in (self._parameters, self._buffers, self._modules):
             if name in d:
                 del d[name]
@@ -216,6 +235,7 @@ class Module:
             raise TypeError(f"parameter {name!r} of {type(self).__name__} must be a Parameter (or None), got "
                             f"{type(param).__name__}; wrap the array: Parameter(array)")
         self._parameters[name] = param
+        structure_changed()
 
     def register_buffer(self, name: str, value, persistent: bool = True) -> None:
         """An array the module keeps and updates itself (not learned); in ``state_dict`` unless not persistent."""
@@ -223,6 +243,7 @@ class Module:
         self._buffers[name] = None if value is None else np.asarray(value)
         if not persistent:
             self._non_persistent.add(name)
+        structure_changed()
 
     def _set_buffer(self, name: str, value) -> None:
         """Write a buffer: in place eagerly (so arrays the caller holds see it), into the binding while bound."""
@@ -240,6 +261,7 @@ class Module:
         current = self._buffers[name]
         if current is None or not isinstance(value, np.ndarray) or np.shape(value) != current.shape:
             self._buffers[name] = np.asarray(value)
+            structure_changed()
         else:
             current[...] = value
 
@@ -248,6 +270,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass (submodule {name!r})")
         self._modules[name] = module
+        structure_changed()
 
     register_module = add_module
 
@@ -389,6 +412,7 @@ class Module:
             raise TypeError(f"train(mode) takes a bool, got {type(mode).__name__}")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
+        structure_changed()
         return self
 
     def eval(self) -> "Module":
@@ -406,12 +430,14 @@ class Module:
         """``hook(module, args)`` runs before each call's forward; it may return new args (a tuple, or one value)."""
         key = next(_hook_ids)
         self._forward_pre_hooks[key] = hook
+        structure_changed()
         return RemovableHandle(self._forward_pre_hooks, key)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args, output)`` runs after each call's forward; it may return a new output."""
         key = next(_hook_ids)
         self._forward_hooks[key] = hook
+        structure_changed()
         return RemovableHandle(self._forward_hooks, key)
 
     def __call__(self, *args, **kwargs):

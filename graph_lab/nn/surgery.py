@@ -17,6 +17,7 @@ from ..ir.graph import Graph, Node
 from ..ops import Op
 from .layers import BatchNorm2d, Conv2d
 from .module import Module, Parameter
+from .structure import structure_changed
 from .symbolic import module_body
 
 
@@ -149,6 +150,7 @@ def _fold(gm: Module, conv_node: Node, bn_node: Node) -> None:
     fused.train(False)
     parent, _, attr = target.rpartition(".")
     gm.get_submodule(parent)._modules[attr] = fused
+    structure_changed()
     w_value = graph.insert_before(conv_node, Op.PARAM, [], {"name": f"{target}.weight", "type": _type(weight)})
     b_value = graph.insert_before(conv_node, Op.PARAM, [], {"name": f"{target}.bias", "type": _type(bias)})
     for node, value in ((w_value, weight), (b_value, bias)):

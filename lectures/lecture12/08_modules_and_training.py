@@ -148,8 +148,8 @@ def demo5_compile_guards():
     print_table(["调用", "与立即执行逐位相同", "本次新抓了图"], rows)
     model.eval()
     report = explain(model)(x, "cls")
-    shown = [g.split("  (from")[0] for g in report.guards if g.split("  (from")[0].endswith(
-        ("training == False", "== 'cls'"))]
+    facts = [line.strip().split("  (from")[0] for g in report.guards for line in g.splitlines()]  # (结构守卫含多行)
+    shown = [f for f in facts if f.endswith(("training == False", "== 'cls'"))]
     print("explain() 里和模式、key 有关的守卫：")
     for g in shown:
         print("    " + g)

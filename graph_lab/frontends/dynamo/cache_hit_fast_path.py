@@ -58,6 +58,7 @@ result rebuilt as a new list or a view) leaves the whole offset to the general p
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,11 @@ class _NotFast(Exception):
 class _Writer:
     """Writes one fast-path function: source fetches (each source once per entry) and guard checks."""
 
-    def __init__(self, owner, argnames: list[str]):
+    def __init__(self, owner, argnames: list[str], packed: dict[str, str] | None = None):
         self.owner = owner
         self.argnames = argnames
+        self.packed = packed or {}
+        """``*args`` and ``**kwargs`` parameter names -> the generated function's ``rest`` and ``kw``."""
         self.consts: list[Any] = []
         self.lines: list[str] = []
 
@@ -231,6 +234,8 @@ class _Writer:
 
     def expression(self, source: Source) -> str:
         if isinstance(source, LocalSource):
+            if source.name in self.packed:
+                return self.packed[source.name]
             if source.name not in self.argnames:
                 raise _NotFast(f"{source.describe()} is not an argument")
             return f"a{self.argnames.index(source.name)}"
@@ -298,15 +303,38 @@ def _runner_call(seg, writer: _Writer) -> str:
     return f"{writer.const(runner)}(dict(zip({writer.const(tuple(names))}, {writer.tuple_of(seg.input_sources)})))"
 
 
+def _call_shape(owner) -> tuple[list[str], dict[str, str], tuple] | str:
+    """``(positional parameter names, {"*args" name: "rest", "**kwargs" name: "kw"}, names a keyword may
+    bind)`` of the compiled function, or why the fast path cannot take its calls."""
+    code, fn = owner.code, owner.fn
+    if owner._simple_argcount >= 0:  # (plain parameters, as the general path binds them)
+        return list(code.co_varnames[:owner._simple_argcount]), {}, ()
+    if code.co_kwonlyargcount or "__signature__" in fn.__dict__ or "__wrapped__" in fn.__dict__:
+        return "the function takes keyword-only arguments or carries a signature of its own"
+    argnames = list(code.co_varnames[:code.co_argcount])
+    packed, at = {}, code.co_argcount
+    if code.co_flags & inspect.CO_VARARGS:
+        packed[code.co_varnames[at]] = "rest"
+        at += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        packed[code.co_varnames[at]] = "kw"
+    return argnames, packed, tuple(argnames[code.co_posonlyargcount:])
+
+
 def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
-    """``(function, source)`` for the entries of the first offset, or ``(None, why not)``."""
+    """``(function, source)`` for the entries of the first offset, or ``(None, why not)``.
+
+    The function takes the call's arguments as Python binds them: ``a0, a1, ...`` by position, the rest in
+    ``rest`` and the keywords in ``kw``. A call Python would bind otherwise (a keyword naming a parameter, extra
+    arguments the function has no ``*args`` or ``**kwargs`` for) takes the general path."""
     from .segment import escape
 
-    if owner._simple_argcount < 0:
-        return None, "the function takes *args, **kwargs or keyword-only arguments"
-    argnames = list(owner.code.co_varnames[:owner._simple_argcount])
-    writer = _Writer(owner, argnames)
-    writer.args = ", ".join(f"a{i}" for i in range(len(argnames)))
+    shape = _call_shape(owner)
+    if isinstance(shape, str):
+        return None, shape
+    argnames, packed, keyword_names = shape
+    writer = _Writer(owner, argnames, packed)
+    writer.args = ", ".join([f"a{i}" for i in range(len(argnames))] + ["*rest", "**kw"])  # (the function way)
     writer.lines.append("")
     for n, seg in enumerate(entries):
         if seg.end != "return":
@@ -316,15 +344,22 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
         except _NotFast as e:
             return None, f"entry {n}: {e}"
     args = "".join(f"a{i}, " for i in range(len(argnames)))
-    writer.lines.append(f"    return self._call(({args}), {{}})")
+    writer.lines.append(f"    return self._call(({args}) + rest, kw)")
     # (an argument left out takes its default, the very object Python would pass: a call that leaves ``lr=0.01``
     # out is a fast call too)
     defaults = owner.fn.__defaults__ or ()
     required = len(argnames) - len(defaults)
     params = ["self"] + [f"a{i}=UNSET" for i in range(len(argnames))] + ["/", "*rest", "**kw"]
-    not_plain = "rest or kw" + (f" or a{required - 1} is UNSET" if required else "")
-    writer.lines[0:1] = [f"def __call__({', '.join(params)}):", f"    if {not_plain}:",
-                         f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"] + \
+    not_plain = [] if "rest" in packed.values() else ["rest"]
+    if "kw" not in packed.values():
+        not_plain.append("kw")
+    elif keyword_names:  # a keyword that names a parameter binds it (or is an error): Python decides
+        not_plain.append(f"kw and not {writer.const(frozenset(keyword_names))}.isdisjoint(kw)")
+    if required:
+        not_plain.append(f"a{required - 1} is UNSET")
+    writer.lines[0:1] = [f"def __call__({', '.join(params)}):"] + \
+        ([f"    if {' or '.join(not_plain)}:",
+          f"        return self._call(tuple(a for a in ({args}) if a is not UNSET) + rest, kw)"] if not_plain else []) + \
         [line for i, d in enumerate(defaults, required)
          for line in (f"    if a{i} is UNSET:", f"        a{i} = {writer.const(d)}")]
     # K0, K1, ... are the cells of a closure: out of reach of any keyword argument

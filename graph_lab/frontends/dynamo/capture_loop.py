@@ -21,6 +21,7 @@ from ...ir.shape_env import using
 from ..recorder import gc_paused
 from .capture import CaptureContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var
+from .module_guards import fold_structure_guards
 from .mutation import donated_inputs
 from .segment import RecipeMaker, Segment, backend_runner, guards_needed, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
@@ -52,6 +53,7 @@ def capture_segment(cf, offset: int, inputs: FrameInputs) -> Segment:
             seg = cf.capture_loop(cf, offset, inputs, None)
         except Restart as r:
             seg = cf.capture_loop(cf, offset, inputs, r.attempt)
+        seg.guards = fold_structure_guards(seg.guards, inputs, cf.fn.__globals__)
         seg.compile_seconds = now() - started
         seg.check = _guard_function_on_first_use(seg)
         seg.runner = backend_runner(seg.graph, cf.backend, seg.symbolic, donated_inputs(seg))

@@ -45,8 +45,10 @@ def plain_array_of(value) -> np.ndarray | None:
 def as_plain_array(value):
     """What a source of an ndarray subclass fetches on each call: its plain array (anything else as it is, for
     the guards to reject)."""
-    plain = plain_array_of(value)
-    return value if plain is None else plain
+    plain = getattr(type(value), "_plain_array", None)
+    if plain is None or not isinstance(value, np.ndarray) or not isinstance(plain, types.FunctionType):
+        return value
+    return plain(value)
 
 
 def plain_array_input(ctx, value: np.ndarray, source) -> Var:

@@ -263,3 +263,177 @@ def test_compiled_training_step_equals_the_eager_step():
         losses.append(float(lc))
     assert losses[-1] < losses[0]
     assert graph_lab.explain(step)(params, opt.init(params), x, y).graph_count == 1
+
+
+# --- the structure guard: a model's structure checked once per change, every guarantee kept
+
+
+def _hit(cm) -> bool:
+    """Whether the last call of ``compile(model)`` was a cache hit of the generated fast path."""
+    return cm.__func__._fast_hit is not None
+
+
+def _mlp_of(depth):
+    layers = [nn.Linear(4, 8), nn.ReLU()]
+    for _ in range(depth - 1):
+        layers += [nn.Linear(8, 8), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(8, 3))
+
+
+def test_a_model_has_few_guards_and_their_number_does_not_grow_with_depth():
+    x = _x(5, 4)
+    counts = {}
+    for depth in (1, 4):
+        report = graph_lab.explain(_mlp_of(depth))(x)
+        assert (report.graph_count, report.graph_break_count) == (1, 0)
+        counts[depth] = len(report.guards)
+    assert counts[1] <= 30, counts
+    assert counts[4] - counts[1] == 2 * 3  # (three more Linears: a weight and a bias guard each, nothing else)
+    report = graph_lab.explain(_CNN().eval())(_x(2, 3, 6, 6))
+    assert len(report.guards) <= 45, report.guards
+    structure = [g for g in report.guards if g.startswith("the structure of self")]
+    assert len(structure) == 1 and "['bn'].training == False" in structure[0]
+
+
+def test_in_place_writes_and_new_parameters_are_seen_on_the_fast_path():
+    model = _mlp()
+    cm = graph_lab.compile(model)
+    x = _x(5, 4)
+    cm(x), cm(x)
+    assert _hit(cm)
+    model[0].weight[...] *= -1.5
+    np.testing.assert_array_equal(cm(x), model(x))
+    assert _hit(cm)
+    model[2].weight = nn.Parameter(np.ones((3, 8)))
+    np.testing.assert_array_equal(cm(x), model(x))
+    model[2].weight = nn.Parameter(np.ones((5, 8)))  # another shape: a new graph
+    model[2].bias = nn.Parameter(np.zeros(5))
+    np.testing.assert_array_equal(cm(x), model(x))
+    assert cm(x).shape == (5, 5)
+
+
+def test_train_and_eval_switch_entries_on_the_fast_path():
+    eager, compiled = _twins(lambda: nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.BatchNorm2d(1)))
+    x = _x(2, 1, 5, 4)
+    cm = graph_lab.compile(compiled)
+    for m in (eager, compiled):
+        m[1].generator = np.random.default_rng(3)
+    for mode in ("eval", "eval", "train", "eval", "eval", "train", "eval"):
+        for m in (eager, compiled):
+            getattr(m, mode)()
+        np.testing.assert_array_equal(cm(x), eager(x))
+        np.testing.assert_array_equal(compiled[2].running_mean, eager[2].running_mean)
+    eager[2].training = compiled[2].training = True  # (one submodule by assignment)
+    np.testing.assert_array_equal(cm(x), eager(x))
+
+
+def test_hooks_registered_after_compiling_fire_and_cleared_dicts_are_seen():
+    model = _mlp()
+    cm = graph_lab.compile(model)
+    x = _x(5, 4)
+    cm(x), cm(x)
+    seen = []
+    handle = model[1].register_forward_hook(lambda m, args, out: seen.append("post 1"))
+    model[0].register_forward_pre_hook(lambda m, args: (args[0] * 2.0,))
+    np.testing.assert_array_equal(cm(x), model(x))
+    assert seen == ["post 1", "post 1"]
+    handle.remove()
+    seen.clear()
+    np.testing.assert_array_equal(cm(x), model(x))
+    assert seen == []
+    model[0]._forward_pre_hooks.clear()  # (around Module's methods: the hook itself is read on every call)
+    np.testing.assert_array_equal(cm(x), model(x))
+    np.testing.assert_array_equal(cm(x), _mlp_eager_copy(model)(x))
+
+
+def _mlp_eager_copy(model):
+    copy = _mlp()
+    copy.load_state_dict(model.state_dict())
+    return copy
+
+
+class _Scaled(nn.Module):
+    shift = 1.0  # (a class attribute: not structure, read on every call)
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.scale = 2.0
+
+    def forward(self, x):
+        return self.fc(x) * self.scale + self.shift
+
+
+def test_attributes_methods_and_classes_changed_after_compiling_are_seen():
+    model = _Scaled()
+    cm = graph_lab.compile(model)
+    x = _x(3, 4)
+    for _ in range(2):
+        np.testing.assert_array_equal(cm(x), model(x))
+    model.scale = 3.0  # an instance attribute
+    np.testing.assert_array_equal(cm(x), model(x))
+    _Scaled.shift = 5.0  # a class attribute
+    np.testing.assert_array_equal(cm(x), model(x))
+    model.fc.forward = lambda x: x[:, :2] * 10.0  # an instance attribute shadowing the method
+    np.testing.assert_array_equal(cm(x), model(x))
+    del model.fc.forward
+
+    class Other(nn.Linear):
+        pass
+
+    model.fc.__class__ = Other
+    np.testing.assert_array_equal(cm(x), model(x))
+    Other.forward = lambda self, x: x[:, 1:3] - 1.0  # the class's method replaced
+    np.testing.assert_array_equal(cm(x), model(x))
+    _Scaled.shift = 1.0
+
+
+def test_writes_around_modules_methods_are_seen_after_structure_changed():
+    model = _CNN().eval()
+    cm = graph_lab.compile(model)
+    x = _x(2, 3, 6, 6)
+    cm(x), cm(x)
+    object.__setattr__(model.bn, "training", True)  # (around Module.__setattr__)
+    nn.structure_changed()
+    model.drop.generator = np.random.default_rng(1)
+    twin = _CNN()
+    twin.load_state_dict(model.state_dict())
+    twin.eval()
+    object.__setattr__(twin.bn, "training", True)
+    twin.drop.generator = np.random.default_rng(1)
+    np.testing.assert_array_equal(cm(x), twin(x))
+
+
+def test_one_compiled_function_for_several_models_checks_each_models_structure():
+    @graph_lab.compile
+    def run(model, x):
+        return model(x)
+
+    a, b = _mlp(), _mlp()
+    c = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
+    b[0].register_forward_hook(lambda m, args, out: out + 1.0)
+    x = _x(5, 4)
+    for model in (a, b, c, a, b, c, a, a, b, b):
+        np.testing.assert_array_equal(run(model, x), model(x))
+    assert run.recompiles == 2
+
+
+def test_a_structure_change_names_the_fact_that_changed_in_the_recompile_log():
+    model = _mlp()
+    cm = graph_lab.compile(model)
+    x = _x(5, 4)
+    cm(x), cm(x)
+    setattr(model, "1", nn.GELU())
+    np.testing.assert_array_equal(cm(x), model(x))
+    assert cm.__func__.recompile_log[-1].endswith(
+        "self._modules['1'] is a GELU, the cached graph was built for a ReLU (guard from containers.py:27)")
+
+
+def test_assigning_a_submodule_again_keeps_its_place():
+    model = _mlp()
+    x = _x(5, 4)
+    setattr(model, "1", nn.GELU())
+    assert list(model._modules) == ["0", "1", "2"]
+    np.testing.assert_array_equal(model(x), model[2](F.gelu(model[0](x))))
+    model[0].weight = nn.Parameter(np.ones((8, 4)))
+    assert list(model[0]._parameters) == ["weight", "bias"]
