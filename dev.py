@@ -3,7 +3,8 @@
     python3 dev.py demo          run the lecture-12 scripts in order
     python3 dev.py test [ARGS]   run the tests (ARGS go to pytest, e.g. -n 2 to use both cores)
     python3 dev.py bench         run benchmarks/bench_*.py in order
-                                 (--peers: first install torch and jax, to measure them beside graph_lab)
+                                 (--peers: first install torch's CPU build and jax, to measure them beside
+                                 graph_lab; bench_corpus.py then times torch.compile and jax.jit too)
     python3 dev.py fuzz [ARGS]   run the fuzz suites F1-F8 at their large counts and print the figures
                                  (--quick: CI's samples; --suite F1; --jobs 2; see tests/equivalence/fuzz/run_fuzz.py)
 
@@ -49,6 +50,9 @@ SEED_SCRIPT = ROOT.parent / "shared" / "seeds" / "lecture12" / "01_tracing.py"
 SUPPORTED = ("3.11", "3.12", "3.13")
 """The CPython versions graph_lab supports (pyproject.toml's requires-python, docs/python_versions.md)."""
 STAMP_NAME = "graph-lab-install.stamp"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+"""Where the CPU build of torch is (``torch==2.13.0+cpu`` matches the extra's ``torch==2.13.0`` and sorts above it):
+PyPI's Linux torch wheel is the CUDA build, gigabytes of CUDA libraries the benchmarks never use."""
 
 
 def step(message: str) -> None:
@@ -226,8 +230,9 @@ def ensure_venv(target: str, interpreter: Interpreter | None = None) -> Path:
     if wanted in installed:
         return python
 
-    step(f"installing graph-lab into {folder.name}: pip install -e {target}")
-    result = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+    index = ["--extra-index-url", TORCH_CPU_INDEX] if "peers" in target else []
+    step(f"installing graph-lab into {folder.name}: pip install {' '.join(index + ['-e', target])}")
+    result = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *index,
                              "-e", target], cwd=ROOT)
     if result.returncode != 0:
         sys.exit(f"dev.py: pip install -e {target} into {folder.name} failed (exit code {result.returncode})")
@@ -393,6 +398,8 @@ def bench(args: list[str]) -> int:
     # OpenBLAS reads these to pretend to be another CPU (some environments set them); the benchmarks measure this
     # machine as it is, so they are dropped for the benchmark processes only, never for the tests.
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    if "--peers" in rest:
+        env["GRAPH_LAB_BENCH_PEERS"] = "1"  # (bench_corpus.py: time torch.compile and jax.jit beside compile())
     return run_scripts(python, sorted(folder.glob("bench_*.py")), env)
 
 

@@ -1,7 +1,7 @@
 """The benchmark corpus (``benchmarks/corpus/``): every kernel eagerly and through ``graph_lab.compile``.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--peers] [--markdown] [--strict]
-        [--cpu-time]
+        [--cpu-time] [--peer-limit S]
 
 For each kernel, first correctness: the kernel runs eagerly and compiled on two fresh copies of the same inputs,
 twice (the second call with other data of the same shapes), and the results and the final contents of every
@@ -14,8 +14,12 @@ a kernel whose results are within that tolerance, and bit for bit eager's with `
 (captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
 put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
 
-``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``);
-``--quick``: fewer rounds; ``--peers``: torch.compile on the same NumPy code too, when installed;
+``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``), or
+several, separated by commas;
+``--quick``: fewer rounds; ``--peers`` (the default when ``GRAPH_LAB_BENCH_PEERS=1``, which ``python3 dev.py bench
+--peers`` sets): the peers too, when installed (``corpus/peers.py``): ``torch.compile`` on the same NumPy code and
+``jax.jit`` on the jax.numpy ports of ``corpus/jax_ports/``, each checked against eager first and timed interleaved
+with eager and compiled; ``--peer-limit S``: the limit on a peer's first call (compile) per kernel (default 120 s);
 ``--markdown``: the table as Markdown (for docs/corpus.md); ``--strict``: exit status 1 on any WRONG or CRASH.
 BLAS runs on one thread unless ``OPENBLAS_NUM_THREADS`` is set (see below). ``--cpu-time``: time the process's
 CPU time instead of wall time (on a machine other jobs load, time spent descheduled is left out; every thread's
@@ -36,13 +40,14 @@ import time
 # 120x110 product, 54 us median, took 30-50 ms in most calls of a run under load; on one thread, at most 0.7 ms).
 # Eager and compiled code call the same BLAS, so the ratio compares like with like.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness import fmt_time, interleaved, machine, optional_versions
 
 import graph_lab
 from corpus import CORPUS, MUTATION_FAMILIES, Kernel
-from corpus.check import call, capture_stats, compare, fresh_pair, quietly, restore, verdict
+from corpus.check import capture_stats, quietly, restore, verdict
+from corpus.peers import COMPILE_LIMIT_S, load_peers
 from graph_lab.console import print_header, print_table
 
 
@@ -57,8 +62,12 @@ class Row:
     compile_s: float = 0.0
     eager_s: float = math.nan
     compiled_s: float = math.nan
-    peer_s: float = math.nan
-    peer_note: str = ""
+    peer_s: dict[str, float] = field(default_factory=dict)
+    """Each peer's median seconds per call, for the peers that were timed."""
+    peer_note: dict[str, str] = field(default_factory=dict)
+    """Why a peer was not timed (it failed, differs, ran past the limit, has no port)."""
+    peer_first_call_s: dict[str, float] = field(default_factory=dict)
+    """Each peer's first call (its compile, and one run), wall time."""
     first_break: str = ""
     way: str = ""
     """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
@@ -94,31 +103,23 @@ def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str,
     return interleaved(calls, rounds=7 if quick else 21, number=1, before=before, clock=clock)
 
 
-def torch_peer():
-    """torch.compile, when torch is installed (never required)."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch.compile
-
-
-def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
+def measure(kernel: Kernel, quick: bool, peers: list, clock) -> Row:
     cf = graph_lab.compile(kernel.fn)
     row = check(kernel, cf)
     if row.status.startswith("CRASH"):
         return row
     variants = {"eager": kernel.fn, "compiled": cf}
-    if peer is not None:
-        peer_fn = peer(kernel.fn)
-        eager_args, peer_args = fresh_pair(kernel, small=False, seed=0)
-        problems = compare(call(kernel.fn, eager_args), quietly(peer_fn, peer_args))
-        row.peer_note = problems[0] if problems else ""
-        if not row.peer_note.startswith("CRASH"):
-            variants["peer"] = peer_fn
+    for peer in peers:
+        prepared = peer.prepare(kernel)
+        if math.isfinite(prepared.first_call_s):
+            row.peer_first_call_s[peer.name] = prepared.first_call_s
+        if prepared.fn is None:
+            row.peer_note[peer.name] = prepared.note
+        else:
+            variants[peer.name] = prepared.fn
     medians = time_kernel(kernel, variants, quick, clock)
     row.eager_s, row.compiled_s = medians["eager"], medians["compiled"]
-    row.peer_s = medians.get("peer", math.nan)
+    row.peer_s = {peer.name: medians[peer.name] for peer in peers if peer.name in medians}
     stats = capture_stats(cf)
     row.captures, row.recompiles, row.compile_s = stats.captures, stats.recompiles, stats.compile_seconds
     row.way = way_of(cf)
@@ -147,10 +148,10 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x" if math.isfinite(ratio) else "-"
 
 
-def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
+def table(rows: list[Row], peers: list[str]) -> tuple[list[str], list[list[str]]]:
     headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
                "eager/compiled", "way"]
-    headers += ["eager/torch.compile"] if peers else []
+    headers += [f"eager/{name}" for name in peers]
     headers += ["status"]
     body = []
     for r in rows:
@@ -158,11 +159,12 @@ def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
                 str(r.breaks), str(r.captures), str(r.recompiles), fmt_time(r.compile_s), fmt_time(r.eager_s) if math.isfinite(r.eager_s) else "-",
                 fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
                 f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-", r.way]
-        if peers:
-            if math.isfinite(r.peer_s):
-                line.append(f"{r.eager_s / r.peer_s:.2f}x" + (" (differs)" if r.peer_note else ""))
+        for name in peers:
+            if name in r.peer_s:
+                line.append(f"{r.eager_s / r.peer_s[name]:.2f}x")
             else:
-                line.append(r.peer_note[:40] or "-")
+                note = r.peer_note.get(name, "-")
+                line.append(note if len(note) <= 60 else note[:57] + "...")
         line.append(r.status if len(r.status) <= 90 else r.status[:87] + "...")
         body.append(line)
     return headers, body
@@ -190,6 +192,42 @@ def summary(rows: list[Row]) -> list[str]:
     ] + [f"!! {r.kernel.name}: {r.status}" for r in bad]
 
 
+def peer_summary(rows: list[Row], peers: list[str]) -> list[str]:
+    """Each peer's geometric mean beside compile()'s on the same kernels, and the issue's goals, met or not."""
+    counted = [r for r in rows if r.counted]
+    ours = geometric_mean([r.ratio for r in counted])
+    lines = [f"goal: geometric mean eager/compiled at least 2x: {'met' if ours >= 2 else 'not met'} "
+             f"({_times(ours)} over {len(counted)} kernels)"]
+    for name in peers:
+        timed = [r for r in counted if name in r.peer_s]
+        theirs = geometric_mean([r.eager_s / r.peer_s[name] for r in timed])
+        same = geometric_mean([r.ratio for r in timed])
+        faster = sum(r.compiled_s <= r.peer_s[name] for r in timed)
+        first_calls = {r.kernel.name: r.peer_first_call_s[name] for r in rows if name in r.peer_first_call_s}
+        slowest = max(first_calls, key=first_calls.get, default=None)
+        lines.append(f"{name}: timed on {len(timed)} kernels, geometric mean eager/{name} {_times(theirs)} "
+                     f"(compile() on the same kernels {_times(same)}; compile() at least as fast on {faster}); "
+                     f"not timed on {len(rows) - len(timed)}; first calls (compile) "
+                     f"{sum(first_calls.values()):.0f} s in all"
+                     + (f", the longest {slowest} {first_calls[slowest]:.1f} s" if slowest else ""))
+    if "torch.compile" in peers:
+        timed = [r for r in counted if "torch.compile" in r.peer_s]
+        theirs = geometric_mean([r.eager_s / r.peer_s["torch.compile"] for r in timed])
+        lines.append(f"goal: compile()'s geometric mean above torch.compile's: "
+                     f"{'met' if ours > theirs else 'not met'} ({_times(ours)} over all {len(counted)} kernels, "
+                     f"torch.compile {_times(theirs)} over the {len(timed)} it ran correctly)")
+    if "jax.jit" in peers:
+        for goal, names in (("a stencil time loop", ("jacobi_2d", "heat_3d")), ("an n-body simulation", ("nbody",))):
+            timed = [r for r in rows if r.kernel.name in names and "jax.jit" in r.peer_s and r.counted]
+            figures = ", ".join(f"{r.kernel.name} compile() {fmt_time(r.compiled_s)}, jax.jit "
+                                f"{fmt_time(r.peer_s['jax.jit'])} ({r.peer_s['jax.jit'] / r.compiled_s:.2f}x)"
+                                for r in timed)
+            met = any(r.compiled_s <= r.peer_s["jax.jit"] for r in timed)
+            lines.append(f"goal: {goal} at least as fast as jax.jit: {'met' if met else 'not met'} "
+                         f"({figures or 'not timed'})")
+    return lines
+
+
 def print_markdown(headers: list[str], body: list[list[str]]) -> None:
     print("| " + " | ".join(headers) + " |")
     print("|" + "|".join("---" for _ in headers) + "|")
@@ -199,44 +237,51 @@ def print_markdown(headers: list[str], body: list[list[str]]) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", help="one kernel or one family")
+    parser.add_argument("--only", help="kernels or families, separated by commas")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--peers", action="store_true")
+    parser.add_argument("--peers", action="store_true", default=os.environ.get("GRAPH_LAB_BENCH_PEERS") == "1")
+    parser.add_argument("--peer-limit", type=float, default=COMPILE_LIMIT_S, metavar="S")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--cpu-time", action="store_true")
     opts = parser.parse_args(argv)
-    kernels = [k for k in CORPUS if opts.only in (None, k.name, k.family)]
+    wanted = opts.only.split(",") if opts.only else None
+    kernels = [k for k in CORPUS if wanted is None or k.name in wanted or k.family in wanted]
     if not kernels:
         print(f"bench_corpus: no kernel or family named {opts.only!r}", file=sys.stderr)
         return 2
-    peer = None
+    peers = []
     if opts.peers:
-        peer = torch_peer()
-        if peer is None:
-            print("--peers: torch is not installed; torch.compile skipped")
+        peers, missing = load_peers(opts.peer_limit)
+        for line in missing:
+            print(f"--peers: {line}")
     print(f"graph_lab.compile on the benchmark corpus\nmachine: {machine()}; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
           f"{'process CPU time' if opts.cpu_time else 'wall time'}\n")
     rows = []
     for k in kernels:
         start = time.perf_counter()
-        rows.append(measure(k, opts.quick, peer, time.process_time if opts.cpu_time else time.perf_counter))
+        rows.append(measure(k, opts.quick, peers, time.process_time if opts.cpu_time else time.perf_counter))
         r = rows[-1]
         print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way}"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
-              f" ({time.perf_counter() - start:.1f} s)", flush=True)
-    headers, body = table(rows, peer is not None)
+              + "".join(f"; {name} {r.eager_s / s:.2f}x (first call {r.peer_first_call_s[name]:.1f} s)"
+                        for name, s in r.peer_s.items())
+              + "".join(f"; {name}: {note}" for name, note in r.peer_note.items() if note != "no port")
+              + f" ({time.perf_counter() - start:.1f} s)", flush=True)
+    peer_names = [p.name for p in peers]
+    headers, body = table(rows, peer_names)
+    lines = summary(rows) + (peer_summary(rows, peer_names) if peers else [])
     if opts.markdown:
         print_markdown(headers, body)
         print()
-        for line in summary(rows):
+        for line in lines:
             print(f"- {line}")
     else:
         print_header("eager NumPy vs graph_lab.compile (interleaved, median)")
         print_table(headers, body)
         print()
-        for line in summary(rows):
+        for line in lines:
             print(line)
     breaks = [r for r in rows if r.first_break]
     if breaks:
