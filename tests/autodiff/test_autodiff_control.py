@@ -116,6 +116,24 @@ def test_grad_of_the_fori_loop_region_compile_makes_of_a_python_loop(monkeypatch
         np.testing.assert_allclose(grads[name], e, rtol=1e-10, atol=1e-12)
 
 
+def test_compiled_grad_of_a_fori_loop_keeps_the_loops_and_gives_the_unrolled_gradient():
+    def loss(W, x, n):
+        return F.sum(F.fori_loop(0, n, lambda i, y: np.tanh(y @ W) + x, x) ** 2)
+
+    def unrolled(W, x, n):
+        y = x
+        for _ in range(n):
+            y = np.tanh(y @ W) + x
+        return F.sum(y ** 2)
+    compiled = gl.compile(gl.grad(loss, (0, 1)))
+    got, expected = compiled(W, X, 9), gl.grad(unrolled, (0, 1))(W, X, 9)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    (graph,) = gl.explain(gl.grad(loss, (0, 1)))(W, X, 9).graphs
+    ops = [n.op for n in graph.nodes]
+    assert ops.count("fori_loop") == 1 and ops.count("scan") == 2  # forward; carries stacked; reverse steps
+
+
 def test_while_loop_is_refused_naming_the_op_the_line_and_what_to_do():
     def f(x):
         return F.while_loop(lambda v: F.sum(v * v) > 1.0, lambda v: v * 0.5, x).sum()
