@@ -8,12 +8,14 @@ instruction, as in CPython.
 
 from __future__ import annotations
 
+import builtins
 import dis
+import sys
 import types
 
 import numpy as np
 
-from .concrete import ConcreteContext
+from .concrete import FRAME_BUILTINS, ConcreteContext
 from .frame import NULL, CodeCache, Frame, Return, Var, instructions_of
 from .opcodes import JUMPS_IF_FALSE, JUMPS_IF_TRUE
 from .resume import resumable, resume_function
@@ -34,6 +36,11 @@ def concrete_step(cf, offset: int, local_vars: dict, stack: list):
             pass
         else:
             return (target if taken else fall_through), local_vars, stack[:-1], False, None
+    call = plain_calls_of(cf.code).get(offset)
+    if call is not None:  # ``int(t)``, ``ids.append(token)``: a builtin called with positional arguments
+        done = builtin_call(cf, offset, local_vars, stack, *call)
+        if done is not None:
+            return done
     frame = concrete_frame(cf, offset, local_vars, stack)
     frame.ctx.compile_callee = cf._compile_callee
     try:
@@ -47,6 +54,54 @@ def concrete_step(cf, offset: int, local_vars: dict, stack: list):
     next_offset = frame.instructions[frame.ip].offset
     return (next_offset, {k: v.value for k, v in frame.locals.items()}, [v.value for v in frame.stack],
             False, None)
+
+
+def builtin_call(cf, offset: int, local_vars: dict, stack: list, argc: int, next_offset: int):
+    """The CALL at a break, run without a Frame when what it calls is a builtin function or method (or ``int``,
+    ``float``, ``bool``), which reads nothing of the frame and is not compiled (``ConcreteContext.call`` would
+    call it just so); None when it is anything else. An exception it raises goes to the function's own handler,
+    as ``concrete_step`` sends it."""
+    if len(stack) < argc + 2:
+        return None
+    below, top = stack[-argc - 2], stack[-argc - 1]  # (3.11, 3.12: NULL or the callable, then the callable or self)
+    if _CALLABLE_FIRST:  # 3.13: the callable, then self or NULL
+        below, top = top, below
+    if below is NULL:
+        fn, args = top, stack[len(stack) - argc:]
+    else:
+        fn, args = below, [top] + stack[len(stack) - argc:]
+    kind = type(fn)
+    if not (kind is types.BuiltinFunctionType and (fn.__self__ is not builtins or fn not in FRAME_BUILTINS)
+            or fn is int or fn is float or fn is bool):
+        return None
+    try:
+        result = fn(*args)
+    except Exception as exc:
+        frame = concrete_frame(cf, offset, local_vars, stack)
+        if not to_handler(cf.code, frame, offset, exc):
+            raise
+        return (frame.instructions[frame.ip].offset, {k: v.value for k, v in frame.locals.items()},
+                [v.value for v in frame.stack], False, None)
+    return next_offset, local_vars, stack[:len(stack) - argc - 2] + [result], False, None
+
+
+_CALLABLE_FIRST = sys.version_info >= (3, 13)
+_calls_cache = CodeCache()
+
+
+def plain_calls_of(code: types.CodeType) -> dict[int, tuple[int, int]]:
+    """offset -> (number of arguments, offset of the next instruction) of each CALL of ``code`` that passes no
+    keyword names (made once per code object)."""
+    calls = _calls_cache.get(code)
+    if calls is None:
+        instructions = instructions_of(code)
+        calls = {}
+        for i, (ins, after) in enumerate(zip(instructions, instructions[1:])):
+            before = [instructions[j].opname for j in range(max(i - 2, 0), i)]
+            if ins.opname == "CALL" and "KW_NAMES" not in before:
+                calls[ins.offset] = (ins.arg, after.offset)
+        _calls_cache.put(code, calls)
+    return calls
 
 
 def concrete_frame(cf, offset: int, local_vars: dict, stack: list) -> Frame:
