@@ -147,6 +147,22 @@ def test_builtin_calls_at_breaks_keep_their_side_effects():
         assert got == want
 
 
+def remove_or_count(x, out):
+    try:
+        out.remove(int(np.argmax(x)))  # a method of the caller's list at a break: ValueError when not there
+    except ValueError:
+        out.append(-1)
+    return x * len(out)
+
+
+def test_a_builtin_method_raising_at_a_break_goes_to_the_handler():
+    cf = graph_lab.compile(remove_or_count)
+    got, want = [0, 1, 2, 3], [0, 1, 2, 3]
+    for x in (np.array([0.0, 5.0, 1.0]), np.array([0.0, 5.0, 1.0]), np.array([9.0, 1.0, 1.0])):
+        _same(cf(x, got), remove_or_count(x, want))
+        assert got == want
+
+
 def test_the_generated_guard_check_agrees_with_the_guard_function():
     cf = graph_lab.compile(overwritten_after_break)
     rng = np.random.default_rng(4)

@@ -57,22 +57,22 @@ def concrete_step(cf, offset: int, local_vars: dict, stack: list):
 
 
 def builtin_call(cf, offset: int, local_vars: dict, stack: list, argc: int, next_offset: int):
-    """The CALL at a break, run without a Frame when what it calls is a builtin function or method (or ``int``,
-    ``float``, ``bool``), which reads nothing of the frame and is not compiled (``ConcreteContext.call`` would
-    call it just so); None when it is anything else. An exception it raises goes to the function's own handler,
-    as ``concrete_step`` sends it."""
+    """The CALL at a break, run without a Frame when what it calls is a builtin function or method (``len``,
+    ``ids.append``, or ``int``, ``float``, ``bool``), which reads nothing of the frame and is not compiled
+    (``ConcreteContext.call`` would call it just so); None when it is anything else. An exception it raises goes
+    to the function's own handler, as ``concrete_step`` sends it."""
     if len(stack) < argc + 2:
         return None
-    below, top = stack[-argc - 2], stack[-argc - 1]  # (3.11, 3.12: NULL or the callable, then the callable or self)
-    if _CALLABLE_FIRST:  # 3.13: the callable, then self or NULL
-        below, top = top, below
-    if below is NULL:
-        fn, args = top, stack[len(stack) - argc:]
+    first, second, args = stack[-argc - 2], stack[-argc - 1], stack[len(stack) - argc:]
+    # 3.11 and 3.12 put NULL and the callable, or the method and its object, below the arguments; 3.13 puts the
+    # callable and NULL, or the method and its object
+    if (second if _CALLABLE_FIRST else first) is NULL:
+        fn = first if _CALLABLE_FIRST else second
     else:
-        fn, args = below, [top] + stack[len(stack) - argc:]
+        fn, args = first, [second] + args
     kind = type(fn)
     if not (kind is types.BuiltinFunctionType and (fn.__self__ is not builtins or fn not in FRAME_BUILTINS)
-            or fn is int or fn is float or fn is bool):
+            or kind is types.MethodDescriptorType or fn is int or fn is float or fn is bool):
         return None
     try:
         result = fn(*args)
