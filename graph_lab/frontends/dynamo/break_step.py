@@ -22,8 +22,23 @@ from .resume import resumable, resume_function
 
 
 def concrete_step(cf, offset: int, local_vars: dict, stack: list):
-    """Run the one instruction of ``cf`` at ``offset`` for real. Returns (next offset, locals, stack, done, value)."""
+    """Run the one instruction of ``cf`` at ``offset`` for real. Returns (next offset, locals, stack, done, value).
+
+    When the next instruction calls a builtin on what is on the stack (``ids.append(int(t))``: the append after
+    the ``int`` that broke the graph), it runs here too: the segment a capture would make of it would compute
+    nothing, and the call runs for real either way."""
     cf.body_runs += 1
+    result = _one_step(cf, offset, local_vars, stack)
+    calls = plain_calls_of(cf.code)
+    while not result[3] and result[0] in calls:
+        chained = builtin_call(cf, result[1], result[2], *calls[result[0]])
+        if chained is None:
+            break
+        result = chained
+    return result
+
+
+def _one_step(cf, offset: int, local_vars: dict, stack: list):
     jump = cf._conditional_jumps.get(offset)
     if jump is not None and stack and type(stack[-1]) in _PLAIN_TRUTH:
         # ``if tensor_expr:``, the most common break: the truth of an array or a number has no side effect
@@ -38,7 +53,7 @@ def concrete_step(cf, offset: int, local_vars: dict, stack: list):
             return (target if taken else fall_through), local_vars, stack[:-1], False, None
     call = plain_calls_of(cf.code).get(offset)
     if call is not None:  # ``int(t)``, ``ids.append(token)``: a builtin called with positional arguments
-        done = builtin_call(cf, offset, local_vars, stack, *call)
+        done = builtin_call(cf, local_vars, stack, *call)
         if done is not None:
             return done
     frame = concrete_frame(cf, offset, local_vars, stack)
@@ -56,7 +71,7 @@ def concrete_step(cf, offset: int, local_vars: dict, stack: list):
             False, None)
 
 
-def builtin_call(cf, offset: int, local_vars: dict, stack: list, argc: int, next_offset: int):
+def builtin_call(cf, local_vars: dict, stack: list, argc: int, offset: int, next_offset: int):
     """The CALL at a break, run without a Frame when what it calls is a builtin function or method (``len``,
     ``ids.append``, or ``int``, ``float``, ``bool``), which reads nothing of the frame and is not compiled
     (``ConcreteContext.call`` would call it just so); None when it is anything else. An exception it raises goes
@@ -89,9 +104,10 @@ _CALLABLE_FIRST = sys.version_info >= (3, 13)
 _calls_cache = CodeCache()
 
 
-def plain_calls_of(code: types.CodeType) -> dict[int, tuple[int, int]]:
-    """offset -> (number of arguments, offset of the next instruction) of each CALL of ``code`` that passes no
-    keyword names (made once per code object)."""
+def plain_calls_of(code: types.CodeType) -> dict[int, tuple[int, int, int]]:
+    """offset -> (number of arguments, offset of the CALL, offset of the instruction after it) of each CALL of
+    ``code`` that passes no keyword names, under its own offset and, on 3.11, under its PRECALL's (which only
+    prepares the same call). Made once per code object."""
     calls = _calls_cache.get(code)
     if calls is None:
         instructions = instructions_of(code)
@@ -99,7 +115,9 @@ def plain_calls_of(code: types.CodeType) -> dict[int, tuple[int, int]]:
         for i, (ins, after) in enumerate(zip(instructions, instructions[1:])):
             before = [instructions[j].opname for j in range(max(i - 2, 0), i)]
             if ins.opname == "CALL" and "KW_NAMES" not in before:
-                calls[ins.offset] = (ins.arg, after.offset)
+                calls[ins.offset] = (ins.arg, ins.offset, after.offset)
+                if before and before[-1] == "PRECALL":
+                    calls[instructions[i - 1].offset] = calls[ins.offset]
         _calls_cache.put(code, calls)
     return calls
 
