@@ -340,6 +340,12 @@ class using:
         _CURRENT.reset(self.token)
 
 
+def make_current(env: ShapeEnv) -> None:
+    """Make ``env`` the one shape rules consult from now until the enclosing ``using`` block ends (which puts back
+    the one it found): a capture that declares its first size symbol in the middle of a step (an inlined call)."""
+    _CURRENT.set(env)
+
+
 def require(rel: Rel, why: str) -> None:
     current().require(rel, why)
 

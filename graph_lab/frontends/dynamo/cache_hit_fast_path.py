@@ -98,12 +98,17 @@ class _Writer:
 
     def entry(self, n: int, seg) -> None:
         """The block of one cache entry."""
+        body, split = self.guard_lines(seg.guards.guards)
+        self.entry_run(seg, body, split)
+
+    def guard_lines(self, guards: list) -> tuple[list[str], int | None]:
+        """The lines that fetch the guards' sources and ``break`` when one fails, and where the guards on aliasing
+        start (None: there are none)."""
         self.vars: dict[Source, str] = {}
         self.runs: dict[str, tuple] = {}  # name of a list of items read as one slice -> the items' sources
         body: list[str] = []
         self.body = body
         typed: dict[Source, type] = {}
-        guards = seg.guards.guards
         runs = item_runs(guards)
         blocks = disjoint_blocks(guards)
         i = 0
@@ -150,6 +155,10 @@ class _Writer:
                 check = f"tuple({v}) == {expected}"
             body.append(f"if not ({check}):")
             body.append("    break")
+        return body, split
+
+    def entry_run(self, seg, body: list[str], split: int | None) -> None:
+        """The rest of an entry's block, after its guards: the graph, the writes back, the result."""
         for s in seg.input_sources:
             self.fetch(s)
         writes = [f"{self.const(copy_back)}({self.fetch(s)}, R[{int(k)}])" if not is_region(k) else
@@ -319,6 +328,12 @@ def _call_shape(owner) -> tuple[list[str], dict[str, str], tuple] | str:
     if code.co_flags & inspect.CO_VARKEYWORDS:
         packed[code.co_varnames[at]] = "kw"
     return argnames, packed, tuple(argnames[code.co_posonlyargcount:])
+def generated_namespace() -> dict:
+    """The names the generated code may use besides its ``K`` constants."""
+    return {"ONCE": (None,), "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match,
+            "may_share": np.may_share_memory, "first_overlap": first_overlap,
+            "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr, "dict": dict, "zip": zip,
+                             "all": all, "Exception": Exception}}
 
 
 def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
@@ -366,10 +381,6 @@ def make_fast_path(owner, entries: list) -> tuple[Any, str] | tuple[None, str]:
     lines = [f"def make({', '.join(f'K{i}' for i in range(len(writer.consts)))}):"]
     lines += ["    " + line for line in writer.lines] + ["    return __call__"]
     source = "\n".join(lines)
-    namespace = {"ONCE": (None,), "UNSET": UNSET,
-                 "ndarray": np.ndarray, "same": same_value, "dims_match": dims_match,
-                 "may_share": np.may_share_memory, "first_overlap": first_overlap,
-                 "ESCAPE": escape, "__builtins__": {"type": type, "tuple": tuple, "len": len, "getattr": getattr,
-                                                    "dict": dict, "zip": zip, "all": all, "Exception": Exception}}
+    namespace = {**generated_namespace(), "UNSET": UNSET, "ESCAPE": escape}
     exec(compile(source, "<graph_lab fast path>", "exec"), namespace)
     return namespace["make"](*writer.consts), source

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from ...ir.shape_env import Dim, ShapeEnv
+from ...ir.shape_env import Dim, ShapeEnv, make_current
 from ...ir.source import SourceLoc
 from ...ir.types import TensorType
 from ..tensor import Storage, Tensor
@@ -135,6 +135,7 @@ class InputCapture:
             self.shape_env.recorder = self.recorder
             self.shape_env.where = self.loc
             self.recorder.shape_env = self.shape_env
+            make_current(self.shape_env)  # (the rest of this step too: capture_segment's ``using`` ends it)
         return self.shape_env
 
     def size_guard(self) -> None:

@@ -17,11 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter as now
 
-from ...ir.shape_env import using
+from ...ir.shape_env import in_use, using
 from ..recorder import gc_paused
 from .capture import CaptureContext
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var
 from .module_guards import fold_structure_guards
+from .live_locals import live_locals_at
 from .mutation import donated_inputs
 from .segment import RecipeMaker, Segment, backend_runner, guards_needed, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
@@ -48,7 +49,7 @@ def capture_segment(cf, offset: int, inputs: FrameInputs) -> Segment:
     this module's ``capture_once`` or the inlined one of ``capture_loop_inlined.py``), and compile its graph for
     ``cf.backend``."""
     started = now()
-    with gc_paused():
+    with gc_paused(), using(in_use()):  # (puts back the shape environment a capture made current)
         try:
             seg = cf.capture_loop(cf, offset, inputs, None)
         except Restart as r:
@@ -98,8 +99,11 @@ def start_capture(cf, offset: int, inputs: FrameInputs) -> tuple[CaptureContext,
     frame = Frame(code, cf.fn.__globals__, cells, {}, ctx, closure_sources)
     frame.jump(offset)
     ctx.frame = frame  # guards on the entry state point at the line where capture starts
+    live = live_locals_at(code, offset)
     for name, v in inputs.locals.items():
-        frame.locals[name] = ctx.wrap(v, LocalSource(name))
+        # a local the code from here never reads is passed on as it is: no guard, no graph input (live_locals.py)
+        frame.locals[name] = ctx.wrap(v, LocalSource(name)) if live is None or name in live else \
+            Var(v, LocalSource(name))
     frame.stack = [ctx.wrap(v, ctx.stack_source(i, len(inputs.stack))) if v is not NULL else Var(NULL)
                    for i, v in enumerate(inputs.stack)]
     return ctx, frame

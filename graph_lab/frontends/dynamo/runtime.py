@@ -28,6 +28,7 @@ from .way_choice import WayChoice
 from .recorder import MAX_GRAPH_NODES
 from .resume import CallBudget, finish_as_python, resumable
 from .segment import Segment
+from .segment_guards import first_failing
 from .sources import FrameInputs
 
 
@@ -210,7 +211,7 @@ class CompiledFunction:
         entries = self.cache.setdefault(offset, [])
         failed_guards = []
         for seg in entries:
-            failed = seg.check(inputs)
+            failed = first_failing(self, seg, inputs)
             if failed < 0:
                 self._events.append(CallEvent(offset, seg, False))
                 return seg
