@@ -14,6 +14,11 @@ a kernel whose results are within that tolerance, and bit for bit eager's with `
 (captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
 put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
 
+Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs)
+until the way its cache hits run is decided (``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits
+alternate between the graphs and the original function, 3 to 7 timed calls of each), at most ``SETTLE_CALLS``
+calls. Without it those calls, half of them on the slower way, fall in the timed rounds.
+
 ``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``);
 ``--quick``: fewer rounds; ``--peers``: torch.compile on the same NumPy code too, when installed;
 ``--markdown``: the table as Markdown (for docs/corpus.md); ``--strict``: exit status 1 on any WRONG or CRASH.
@@ -42,7 +47,7 @@ from harness import fmt_time, interleaved, machine, optional_versions
 
 import graph_lab
 from corpus import CORPUS, MUTATION_FAMILIES, Kernel
-from corpus.check import call, capture_stats, compare, fresh_pair, quietly, restore, verdict
+from corpus.check import call, capture_stats, compare, compiled_functions, fresh_pair, quietly, restore, verdict
 from graph_lab.console import print_header, print_table
 
 
@@ -62,6 +67,8 @@ class Row:
     first_break: str = ""
     way: str = ""
     """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
+    settle_calls: int = 0
+    """Untimed calls before the timed rounds, until the way was decided (``settle``)."""
 
     @property
     def ratio(self) -> float:
@@ -94,6 +101,23 @@ def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str,
     return interleaved(calls, rounds=7 if quick else 21, number=1, before=before, clock=clock)
 
 
+SETTLE_CALLS = 40
+"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * MAX_SAMPLES`` cache hits
+for each capture)."""
+
+
+def settle(kernel: Kernel, cf) -> int:
+    """Call ``cf`` until neither it nor a function compiled for its graph breaks measures its way any more (or
+    ``SETTLE_CALLS`` times), on inputs put back to the same data before each call: the calls made."""
+    args, pristine = kernel.inputs(), kernel.inputs()
+    for n in range(SETTLE_CALLS):
+        if not any(g.ways.measuring for g in compiled_functions(cf)):
+            return n
+        restore(args, pristine)
+        quietly(cf, args)
+    return SETTLE_CALLS
+
+
 def torch_peer():
     """torch.compile, when torch is installed (never required)."""
     try:
@@ -108,6 +132,7 @@ def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
     row = check(kernel, cf)
     if row.status.startswith("CRASH"):
         return row
+    row.settle_calls = settle(kernel, cf)
     variants = {"eager": kernel.fn, "compiled": cf}
     if peer is not None:
         peer_fn = peer(kernel.fn)
@@ -223,7 +248,7 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         rows.append(measure(k, opts.quick, peer, time.process_time if opts.cpu_time else time.perf_counter))
         r = rows[-1]
-        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way}"
+        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way} after {r.settle_calls} calls"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
               f" ({time.perf_counter() - start:.1f} s)", flush=True)
     headers, body = table(rows, peer is not None)
