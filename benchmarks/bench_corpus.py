@@ -1,7 +1,7 @@
 """The benchmark corpus (``benchmarks/corpus/``): every kernel eagerly and through ``graph_lab.compile``.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--peers] [--markdown] [--strict]
-        [--cpu-time]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--rounds N] [--control]
+        [--peers] [--markdown] [--strict] [--cpu-time]
 
 For each kernel, first correctness: the kernel runs eagerly and compiled on two fresh copies of the same inputs,
 twice (the second call with other data of the same shapes), and the results and the final contents of every
@@ -17,10 +17,16 @@ put back to the same data (untimed), one call per round, median of the rounds (`
 Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs)
 until the way its cache hits run is decided (``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits
 alternate between the graphs and the original function, 3 to 7 timed calls of each), at most ``SETTLE_CALLS``
-calls. Without it those calls, half of them on the slower way, fall in the timed rounds.
+calls. Without it those calls, half of them on the slower way, fall in the timed rounds. Each warm-up call
+starts as each timed call does, after a garbage collection (``harness.interleaved`` collects before each timed
+call), so the way is decided in the conditions it is timed in: a collection leaves the caches cold, and cold
+calls favour the code that touches less (measured: ``a * b + 1.0`` on 8 floats, 1.1 us a call back to back, 26 us
+after a collection; jacobi-1d's graphs 1.06x the function's speed back to back, 0.92x eager's after collections).
 
 ``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``);
-``--quick``: fewer rounds; ``--peers``: torch.compile on the same NumPy code too, when installed;
+``--quick``: 7 rounds; ``--rounds N``: N rounds (21 by default); ``--control``: eager against itself too
+(the same function on its own copy of the inputs, interleaved with the others): how far apart two timings of the
+same code come out in this run, the noise any other ratio carries; ``--peers``: torch.compile on the same NumPy code too, when installed;
 ``--markdown``: the table as Markdown (for docs/corpus.md); ``--strict``: exit status 1 on any WRONG or CRASH.
 BLAS runs on one thread unless ``OPENBLAS_NUM_THREADS`` is set (see below). ``--cpu-time``: time the process's
 CPU time instead of wall time (on a machine other jobs load, time spent descheduled is left out; every thread's
@@ -30,6 +36,7 @@ CPU time is counted, so a kernel that runs on two threads is charged for both).
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import statistics
@@ -64,6 +71,8 @@ class Row:
     compiled_s: float = math.nan
     peer_s: float = math.nan
     peer_note: str = ""
+    control_s: float = math.nan
+    """``--control``: eager again, on its own inputs."""
     first_break: str = ""
     way: str = ""
     """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
@@ -90,7 +99,7 @@ def check(kernel: Kernel, cf) -> Row:
     return row
 
 
-def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str, float]:
+def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str, float]:
     """Median seconds per call of each variant; every call starts from the same inputs (restored untimed)."""
     pristine = kernel.inputs()
     working = {name: kernel.inputs() for name in variants}
@@ -98,7 +107,7 @@ def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str,
     before = {name: (lambda args=working[name]: restore(args, pristine)) for name in variants}
     # One call per round and many rounds: on a shared machine a multi-threaded BLAS call now and then takes
     # 100x its usual time, and the median of single calls keeps such an outlier out where a mean would not.
-    return interleaved(calls, rounds=7 if quick else 21, number=1, before=before, clock=clock)
+    return interleaved(calls, rounds=rounds, number=1, before=before, clock=clock)
 
 
 SETTLE_CALLS = 40
@@ -108,11 +117,12 @@ for each capture)."""
 
 def settle(kernel: Kernel, cf) -> int:
     """Call ``cf`` until neither it nor a function compiled for its graph breaks measures its way any more (or
-    ``SETTLE_CALLS`` times), on inputs put back to the same data before each call: the calls made."""
+    ``SETTLE_CALLS`` times), each call after a collection, on inputs put back to the same data: the calls made."""
     args, pristine = kernel.inputs(), kernel.inputs()
     for n in range(SETTLE_CALLS):
-        if not any(g.ways.measuring for g in compiled_functions(cf)):
+        if not any(g.ways.measuring and g.eager_fallback is None for g in compiled_functions(cf)):
             return n
+        gc.collect()
         restore(args, pristine)
         quietly(cf, args)
     return SETTLE_CALLS
@@ -127,13 +137,15 @@ def torch_peer():
     return torch.compile
 
 
-def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
+def measure(kernel: Kernel, rounds: int, peer, clock, control: bool = False) -> Row:
     cf = graph_lab.compile(kernel.fn)
     row = check(kernel, cf)
     if row.status.startswith("CRASH"):
         return row
     row.settle_calls = settle(kernel, cf)
     variants = {"eager": kernel.fn, "compiled": cf}
+    if control:
+        variants["control"] = kernel.fn
     if peer is not None:
         peer_fn = peer(kernel.fn)
         eager_args, peer_args = fresh_pair(kernel, small=False, seed=0)
@@ -141,9 +153,10 @@ def measure(kernel: Kernel, quick: bool, peer, clock) -> Row:
         row.peer_note = problems[0] if problems else ""
         if not row.peer_note.startswith("CRASH"):
             variants["peer"] = peer_fn
-    medians = time_kernel(kernel, variants, quick, clock)
+    medians = time_kernel(kernel, variants, rounds, clock)
     row.eager_s, row.compiled_s = medians["eager"], medians["compiled"]
     row.peer_s = medians.get("peer", math.nan)
+    row.control_s = medians.get("control", math.nan)
     stats = capture_stats(cf)
     row.captures, row.recompiles, row.compile_s = stats.captures, stats.recompiles, stats.compile_seconds
     row.way = way_of(cf)
@@ -172,9 +185,10 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x" if math.isfinite(ratio) else "-"
 
 
-def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
+def table(rows: list[Row], peers: bool, control: bool = False) -> tuple[list[str], list[list[str]]]:
     headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
                "eager/compiled", "way"]
+    headers += ["eager/eager (control)"] if control else []
     headers += ["eager/torch.compile"] if peers else []
     headers += ["status"]
     body = []
@@ -183,6 +197,8 @@ def table(rows: list[Row], peers: bool) -> tuple[list[str], list[list[str]]]:
                 str(r.breaks), str(r.captures), str(r.recompiles), fmt_time(r.compile_s), fmt_time(r.eager_s) if math.isfinite(r.eager_s) else "-",
                 fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
                 f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-", r.way]
+        if control:
+            line.append(_times(r.eager_s / r.control_s))
         if peers:
             if math.isfinite(r.peer_s):
                 line.append(f"{r.eager_s / r.peer_s:.2f}x" + (" (differs)" if r.peer_note else ""))
@@ -212,7 +228,16 @@ def summary(rows: list[Row]) -> list[str]:
         f"geometric mean eager/compiled: {_times(geometric_mean([r.ratio for r in counted]))} over {len(counted)} "
         f"kernels (WRONG and CRASH left out); mutation families {_times(geometric_mean(mutation))}, "
         f"the others {_times(geometric_mean(others))}",
-    ] + [f"!! {r.kernel.name}: {r.status}" for r in bad]
+    ] + control_summary(rows) + [f"!! {r.kernel.name}: {r.status}" for r in bad]
+
+
+def control_summary(rows: list[Row]) -> list[str]:
+    """With ``--control``: how the ratios of eager against itself spread (the noise of this run)."""
+    ratios = sorted(r.eager_s / r.control_s for r in rows if math.isfinite(r.control_s))
+    if not ratios:
+        return []
+    return [f"control, eager against itself: {_times(ratios[0])} to {_times(ratios[-1])}, below 0.95x: "
+            f"{sum(x < 0.95 for x in ratios)}, above 1.05x: {sum(x > 1.05 for x in ratios)} of {len(ratios)}"]
 
 
 def print_markdown(headers: list[str], body: list[list[str]]) -> None:
@@ -226,6 +251,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="one kernel or one family")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--control", action="store_true")
     parser.add_argument("--peers", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--strict", action="store_true")
@@ -242,16 +269,18 @@ def main(argv: list[str]) -> int:
             print("--peers: torch is not installed; torch.compile skipped")
     print(f"graph_lab.compile on the benchmark corpus\nmachine: {machine()}; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
-          f"{'process CPU time' if opts.cpu_time else 'wall time'}\n")
+          f"{'process CPU time' if opts.cpu_time else 'wall time'}; {7 if opts.quick else opts.rounds} rounds\n")
     rows = []
     for k in kernels:
         start = time.perf_counter()
-        rows.append(measure(k, opts.quick, peer, time.process_time if opts.cpu_time else time.perf_counter))
+        rows.append(measure(k, 7 if opts.quick else opts.rounds, peer,
+                            time.process_time if opts.cpu_time else time.perf_counter, opts.control))
         r = rows[-1]
         print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way} after {r.settle_calls} calls"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
+              f"{', control ' + format(r.eager_s / r.control_s, '.2f') + 'x' if math.isfinite(r.control_s) else ''}"
               f" ({time.perf_counter() - start:.1f} s)", flush=True)
-    headers, body = table(rows, peer is not None)
+    headers, body = table(rows, peer is not None, opts.control)
     if opts.markdown:
         print_markdown(headers, body)
         print()
