@@ -164,7 +164,11 @@ def test_demo5_scenarios_of_the_note(demos):
     # (timings are not asserted: what the text says of each figure must agree with the figure printed)
     slower = find_text(demos[5], r"回到\s*Python，(比直接\s*eager\s*还慢|省下的很少)").group(1)
     assert (slower != "省下的很少") == (dynamic < 1)
-    assert table.rows[3][6] == "永远不回本"
+    # (compile() runs branchy as the original function, way_choice.py: about eager's speed, either side of it)
+    if dynamic < 1:
+        assert table.rows[3][6] == "永远不回本"
+    elif dynamic > 1:
+        assert table.rows[3][6].isdigit()
     best = find_text(demos[5], r"这次收益最大的一行是「(.+?)」").group(1)
     names = ["小模型", "计算密集", "内存密集", "动态控制流"]
     assert best == names[speedups.index(max(speedups))]
