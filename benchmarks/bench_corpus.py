@@ -1,7 +1,7 @@
 """The benchmark corpus (``benchmarks/corpus/``): every kernel eagerly and through ``graph_lab.compile``.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--peers] [--markdown] [--strict]
-        [--cpu-time] [--peer-limit S]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_corpus.py [--only NAME] [--quick] [--rounds N] [--control]
+        [--peers] [--peer-limit S] [--markdown] [--strict] [--cpu-time]
 
 For each kernel, first correctness: the kernel runs eagerly and compiled on two fresh copies of the same inputs,
 twice (the second call with other data of the same shapes), and the results and the final contents of every
@@ -14,9 +14,21 @@ a kernel whose results are within that tolerance, and bit for bit eager's with `
 (captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
 put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
 
+Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs)
+until the way its cache hits run is decided (``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits
+alternate between the graphs and the original function, 3 to 7 timed calls of each), at most ``SETTLE_CALLS``
+calls. Without it those calls, half of them on the slower way, fall in the timed rounds. Each warm-up call
+starts as each timed call does, after a garbage collection (``harness.interleaved`` collects before each timed
+call), so the way is decided in the conditions it is timed in: a collection leaves the caches cold, and cold
+calls favour the code that touches less (measured: ``a * b + 1.0`` on 8 floats, 1.1 us a call back to back, 26 us
+after a collection; jacobi-1d's graphs 1.06x the function's speed back to back, 0.92x eager's after collections).
+
 ``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``), or
 several, separated by commas;
-``--quick``: fewer rounds; ``--peers`` (the default when ``GRAPH_LAB_BENCH_PEERS=1``, which ``python3 dev.py bench
+``--quick``: 7 rounds; ``--rounds N``: N rounds (21 by default); ``--control``: eager against itself too
+(the same function on its own copy of the inputs, interleaved with the others): how far apart two timings of the
+same code come out in this run, the noise any other ratio carries;
+``--peers`` (the default when ``GRAPH_LAB_BENCH_PEERS=1``, which ``python3 dev.py bench
 --peers`` sets): the peers too, when installed (``corpus/peers.py``): ``torch.compile`` on the same NumPy code and
 ``jax.jit`` on the jax.numpy ports of ``corpus/jax_ports/``, each checked against eager first and timed interleaved
 with eager and compiled; ``--peer-limit S``: the limit on a peer's first call (compile) per kernel (default 120 s);
@@ -29,6 +41,7 @@ CPU time is counted, so a kernel that runs on two threads is charged for both).
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import statistics
@@ -46,7 +59,7 @@ from harness import fmt_time, interleaved, machine, optional_versions
 
 import graph_lab
 from corpus import CORPUS, MUTATION_FAMILIES, Kernel
-from corpus.check import capture_stats, quietly, restore, verdict
+from corpus.check import capture_stats, compiled_functions, quietly, restore, verdict
 from corpus.peers import COMPILE_LIMIT_S, load_peers
 from graph_lab.console import print_header, print_table
 
@@ -68,9 +81,13 @@ class Row:
     """Why a peer was not timed (it failed, differs, ran past the limit, has no port)."""
     peer_first_call_s: dict[str, float] = field(default_factory=dict)
     """Each peer's first call (its compile, and one run), wall time."""
+    control_s: float = math.nan
+    """``--control``: eager again, on its own inputs."""
     first_break: str = ""
     way: str = ""
     """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
+    settle_calls: int = 0
+    """Untimed calls before the timed rounds, until the way was decided (``settle``)."""
 
     @property
     def ratio(self) -> float:
@@ -92,7 +109,7 @@ def check(kernel: Kernel, cf) -> Row:
     return row
 
 
-def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str, float]:
+def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str, float]:
     """Median seconds per call of each variant; every call starts from the same inputs (restored untimed)."""
     pristine = kernel.inputs()
     working = {name: kernel.inputs() for name in variants}
@@ -100,15 +117,36 @@ def time_kernel(kernel: Kernel, variants: dict, quick: bool, clock) -> dict[str,
     before = {name: (lambda args=working[name]: restore(args, pristine)) for name in variants}
     # One call per round and many rounds: on a shared machine a multi-threaded BLAS call now and then takes
     # 100x its usual time, and the median of single calls keeps such an outlier out where a mean would not.
-    return interleaved(calls, rounds=7 if quick else 21, number=1, before=before, clock=clock)
+    return interleaved(calls, rounds=rounds, number=1, before=before, clock=clock)
 
 
-def measure(kernel: Kernel, quick: bool, peers: list, clock) -> Row:
+SETTLE_CALLS = 40
+"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * MAX_SAMPLES`` cache hits
+for each capture)."""
+
+
+def settle(kernel: Kernel, cf) -> int:
+    """Call ``cf`` until neither it nor a function compiled for its graph breaks measures its way any more (or
+    ``SETTLE_CALLS`` times), each call after a collection, on inputs put back to the same data: the calls made."""
+    args, pristine = kernel.inputs(), kernel.inputs()
+    for n in range(SETTLE_CALLS):
+        if not any(g.ways.measuring and g.eager_fallback is None for g in compiled_functions(cf)):
+            return n
+        gc.collect()
+        restore(args, pristine)
+        quietly(cf, args)
+    return SETTLE_CALLS
+
+
+def measure(kernel: Kernel, rounds: int, peers: list, clock, control: bool = False) -> Row:
     cf = graph_lab.compile(kernel.fn)
     row = check(kernel, cf)
     if row.status.startswith("CRASH"):
         return row
+    row.settle_calls = settle(kernel, cf)
     variants = {"eager": kernel.fn, "compiled": cf}
+    if control:
+        variants["control"] = kernel.fn
     for peer in peers:
         prepared = peer.prepare(kernel)
         if math.isfinite(prepared.first_call_s):
@@ -117,9 +155,10 @@ def measure(kernel: Kernel, quick: bool, peers: list, clock) -> Row:
             row.peer_note[peer.name] = prepared.note
         else:
             variants[peer.name] = prepared.fn
-    medians = time_kernel(kernel, variants, quick, clock)
+    medians = time_kernel(kernel, variants, rounds, clock)
     row.eager_s, row.compiled_s = medians["eager"], medians["compiled"]
     row.peer_s = {peer.name: medians[peer.name] for peer in peers if peer.name in medians}
+    row.control_s = medians.get("control", math.nan)
     stats = capture_stats(cf)
     row.captures, row.recompiles, row.compile_s = stats.captures, stats.recompiles, stats.compile_seconds
     row.way = way_of(cf)
@@ -148,9 +187,10 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x" if math.isfinite(ratio) else "-"
 
 
-def table(rows: list[Row], peers: list[str]) -> tuple[list[str], list[list[str]]]:
+def table(rows: list[Row], peers: list[str], control: bool = False) -> tuple[list[str], list[list[str]]]:
     headers = ["kernel", "family", "graphs", "breaks", "captures", "recompiles", "compile time", "eager", "compiled",
                "eager/compiled", "way"]
+    headers += ["eager/eager (control)"] if control else []
     headers += [f"eager/{name}" for name in peers]
     headers += ["status"]
     body = []
@@ -159,6 +199,8 @@ def table(rows: list[Row], peers: list[str]) -> tuple[list[str], list[list[str]]
                 str(r.breaks), str(r.captures), str(r.recompiles), fmt_time(r.compile_s), fmt_time(r.eager_s) if math.isfinite(r.eager_s) else "-",
                 fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
                 f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-", r.way]
+        if control:
+            line.append(_times(r.eager_s / r.control_s))
         for name in peers:
             if name in r.peer_s:
                 line.append(f"{r.eager_s / r.peer_s[name]:.2f}x")
@@ -189,7 +231,16 @@ def summary(rows: list[Row]) -> list[str]:
         f"geometric mean eager/compiled: {_times(geometric_mean([r.ratio for r in counted]))} over {len(counted)} "
         f"kernels (WRONG and CRASH left out); mutation families {_times(geometric_mean(mutation))}, "
         f"the others {_times(geometric_mean(others))}",
-    ] + [f"!! {r.kernel.name}: {r.status}" for r in bad]
+    ] + control_summary(rows) + [f"!! {r.kernel.name}: {r.status}" for r in bad]
+
+
+def control_summary(rows: list[Row]) -> list[str]:
+    """With ``--control``: how the ratios of eager against itself spread (the noise of this run)."""
+    ratios = sorted(r.eager_s / r.control_s for r in rows if math.isfinite(r.control_s))
+    if not ratios:
+        return []
+    return [f"control, eager against itself: {_times(ratios[0])} to {_times(ratios[-1])}, below 0.95x: "
+            f"{sum(x < 0.95 for x in ratios)}, above 1.05x: {sum(x > 1.05 for x in ratios)} of {len(ratios)}"]
 
 
 def peer_summary(rows: list[Row], peers: list[str]) -> list[str]:
@@ -241,6 +292,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--peers", action="store_true", default=os.environ.get("GRAPH_LAB_BENCH_PEERS") == "1")
     parser.add_argument("--peer-limit", type=float, default=COMPILE_LIMIT_S, metavar="S")
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--control", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--cpu-time", action="store_true")
@@ -257,20 +310,22 @@ def main(argv: list[str]) -> int:
             print(f"--peers: {line}")
     print(f"graph_lab.compile on the benchmark corpus\nmachine: {machine()}; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
-          f"{'process CPU time' if opts.cpu_time else 'wall time'}\n")
+          f"{'process CPU time' if opts.cpu_time else 'wall time'}; {7 if opts.quick else opts.rounds} rounds\n")
     rows = []
     for k in kernels:
         start = time.perf_counter()
-        rows.append(measure(k, opts.quick, peers, time.process_time if opts.cpu_time else time.perf_counter))
+        rows.append(measure(k, 7 if opts.quick else opts.rounds, peers,
+                            time.process_time if opts.cpu_time else time.perf_counter, opts.control))
         r = rows[-1]
-        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way}"
+        print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way} after {r.settle_calls} calls"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
               + "".join(f"; {name} {r.eager_s / s:.2f}x (first call {r.peer_first_call_s[name]:.1f} s)"
                         for name, s in r.peer_s.items())
               + "".join(f"; {name}: {note}" for name, note in r.peer_note.items() if note != "no port")
+              + (f", control {r.eager_s / r.control_s:.2f}x" if math.isfinite(r.control_s) else "")
               + f" ({time.perf_counter() - start:.1f} s)", flush=True)
     peer_names = [p.name for p in peers]
-    headers, body = table(rows, peer_names)
+    headers, body = table(rows, peer_names, opts.control)
     lines = summary(rows) + (peer_summary(rows, peer_names) if peers else [])
     if opts.markdown:
         print_markdown(headers, body)

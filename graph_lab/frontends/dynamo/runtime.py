@@ -126,7 +126,9 @@ class CompiledFunction:
 
     @property
     def last_events(self) -> list[CallEvent]:
-        """What happened at each offset during the last call."""
+        """What happened at each offset during the last call (nothing, if it ran the function unchecked)."""
+        if self.ways.unchecked:  # (way_choice.unchecked_call: no guards, no segment)
+            return []
         if self._fast_hit is not None:
             self._events = [CallEvent(self._first, self._fast_hit, False)]
             self._fast_hit = None

@@ -204,6 +204,8 @@ def _calls(fn):
     array passed twice) and fall back: what happened at each, and each segment's graph, recipes and guards."""
     rng = np.random.default_rng(0)
     compiled = graph_lab.compile(fn)
+    # (the guards on every call: were the function way chosen, most calls would skip them, way_choice.py)
+    compiled.ways.pin("graphs", "the test compares the guarded paths")
     x = rng.standard_normal((3, 3))
     ws = [rng.standard_normal((3, 3)) for _ in range(2)]
     calls = [(x, ws), (x, list(ws)), (x, ws + [ws[0]]), (x, ws[:1]), (x, []), (x, tuple(ws)),

@@ -15,8 +15,9 @@ import graph_lab
 from benchmarks.corpus import CORPUS
 from benchmarks.corpus.check import first_difference
 from graph_lab.backends.graph_cost import GraphFacts, WholeCalibration, predict
-from graph_lab.frontends.dynamo.way_choice import (DECISIVE, FUNCTION, GRAPHS, MAX_SAMPLES, MIN_SAMPLES, decide,
-                                                   graphs_pinned)
+from graph_lab.frontends.dynamo import way_choice
+from graph_lab.frontends.dynamo.way_choice import (DECISIVE, FUNCTION, GRAPHS, GRAPHS_MARGIN, MAX_SAMPLES,
+                                                   MIN_SAMPLES, RECHECK_EVERY, decide, graphs_pinned)
 
 US = 1e-6
 CAL = WholeCalibration(python_instruction=0.02 * US, guard_check=0.1 * US, numpy_call=1 * US, numpy_byte=0.001 * US,
@@ -37,11 +38,16 @@ def test_a_clear_difference_decides_after_min_samples():
     assert decide([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])[0] == GRAPHS
 
 
-def test_close_medians_measure_on_until_max_samples_then_the_faster_wins():
-    close = 1.0 * (1 + (DECISIVE - 1) / 2)
+def test_close_medians_measure_on_until_max_samples_then_the_graphs_need_the_margin():
+    close = 1.0 * (1 + (DECISIVE - 1) / 2)  # the graphs 7.5% faster: inside DECISIVE
     assert decide([1.0] * MIN_SAMPLES, [close] * MIN_SAMPLES) is None
-    assert decide([1.0] * MAX_SAMPLES, [close] * MAX_SAMPLES)[0] == GRAPHS
+    assert close < GRAPHS_MARGIN
+    assert decide([1.0] * MAX_SAMPLES, [close] * MAX_SAMPLES)[0] == FUNCTION, "not by the margin: the function"
     assert decide([close] * MAX_SAMPLES, [1.0] * MAX_SAMPLES)[0] == FUNCTION
+    clear = GRAPHS_MARGIN * 1.01
+    assert clear < DECISIVE
+    assert decide([1.0] * (MAX_SAMPLES - 1), [clear] * (MAX_SAMPLES - 1)) is None
+    assert decide([1.0] * MAX_SAMPLES, [clear] * MAX_SAMPLES)[0] == GRAPHS
 
 
 def test_the_median_keeps_one_slow_call_out():
@@ -107,7 +113,7 @@ def test_a_function_whose_breaks_do_not_pay_runs_as_itself_with_eagers_results()
         assert log == log2, f"call {call}: the side effect"
     assert cf.ways.way == FUNCTION, cf.ways.reason
     assert (cf.captures, cf.recompiles) == captured, "a hit run as the function captures nothing"
-    assert len(cf.last_events) == 1 and not cf.last_events[0].captured, "the first segment's guards held"
+    assert cf.ways.unchecked > 0 and cf.last_events == [], "the last call ran the function without the guards"
     text = str(graph_lab.explain(cf)(np.arange(4.0), []))
     assert "this compiled function's cache hits run the original function" in text
     assert "measured" in text and "graph breaks" in text
