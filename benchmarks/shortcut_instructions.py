@@ -3,7 +3,7 @@ run with the speed-up and with the reference code it stands in for, on the W2 re
 ``x = x + tanh(x @ W_i)`` ([4, 8], N layers). Counts do not depend on the machine's load, so a saving of a few
 per cent is visible on a shared machine, where timings are not.
 
-    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [passes prepared lazy]
+    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [--sizes=1,8,64] [CASE ...]
 
 Each figure is the difference of two processes, one making ``reps`` calls after three warm-up calls and one
 making none, divided by ``reps``: interpreter start-up and imports cancel out. A speed-up stays only while it
@@ -25,12 +25,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
-CASES = ("passes", "prepared", "lazy")
+CASES = ("passes", "prepared", "lazy", "script-prepared", "script-parse", "script-ask", "script-verify", "script-gc",
+         "script-bind", "script-signatures", "script-last-return", "script-tree-map",
+         "infer-memo", "infer-identity")
 
 
 def calls(case: str, n: int, speedup: bool):
@@ -71,7 +75,100 @@ def calls(case: str, n: int, speedup: bool):
             import bench_w2_capture
             bench_w2_capture.LazyRunner = GeneralLazy
         return lambda: capture_lazy(x, ws)
+    if case.startswith("script-"):
+        return script_call(case, ws, speedup)
+    if case.startswith("infer-"):
+        from graph_lab.frontends import recorder
+        from graph_lab.ops import base
+        if not speedup and case == "infer-memo":
+            recorder.infer_static = lambda definition, types, attrs: definition.infer(types, attrs)
+        if not speedup and case == "infer-identity":
+            base._infer_by_identity = NeverKept()
+        return lambda: trace(chain, {"x": (4, 8)}, ws)
     raise ValueError(case)
+
+
+class NeverKept(dict):
+    """A dict that keeps nothing: a memo level switched off."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def layer(x, w):
+    return x + np.tanh(x @ w)
+
+
+def chain_of_calls(x, ws):
+    """The chain with each layer a call of a scripted (inlined) function."""
+    for w in ws:
+        x = layer(x, w)
+    return x
+
+
+def chain_with_branches(x, ws):
+    """The chain with an if on tensor data in each layer (a cond node per layer)."""
+    for w in ws:
+        if (x @ w).sum() > 0:
+            x = x + np.tanh(x @ w)
+        else:
+            x = x - np.tanh(x @ w)
+    return x
+
+
+def chain_returning_in_a_block(x, ws):
+    """The chain, its return inside a block: converted by raising and catching Return, as any return but the
+    body's last statement is."""
+    for w in ws:
+        x = x + np.tanh(x @ w)
+    if True:
+        return x
+
+
+def script_call(case: str, ws, speedup: bool):
+    """A script() capture of the chain, with one of script's speed-ups switched off for ``speedup=False``."""
+    import graph_lab.frontends.script as script_module
+    from bench_w2_capture import chain
+
+    from graph_lab import script
+    from graph_lab.frontends.script import function_source
+    prepared = script_module._prepared
+    parsed = function_source._parsed
+    capture = lambda: script(chain, {"x": (4, 8)}, ws)  # noqa: E731
+    if case == "script-bind":  # (on a capture that prepares anew: a kept Prepared binds without bind_by_name)
+        if not speedup:
+            from graph_lab.frontends.script import calls
+            signed = calls._signed_with_names
+            calls._signed_with_names = lambda fn: (signed(fn)[0], None, None)
+        return lambda: (prepared.clear(), capture())
+    if case == "script-signatures":
+        if not speedup:
+            from graph_lab.frontends.script import calls
+            calls._signatures = NeverKept()
+        return lambda: script(chain_of_calls, {"x": (4, 8)}, ws)
+    if case == "script-last-return" and not speedup:
+        return lambda: script(chain_returning_in_a_block, {"x": (4, 8)}, ws)
+    if case == "script-tree-map" and not speedup:
+        from graph_lab.frontends import pytree
+        pytree._flat_container = lambda tree: None
+    if case == "script-prepared":
+        return capture if speedup else lambda: (prepared.clear(), capture())
+    if case == "script-parse":  # (each capture prepares anew, as when the Prepared cache misses)
+        return (lambda: (prepared.clear(), capture())) if speedup else \
+            (lambda: (prepared.clear(), parsed.clear(), capture()))
+    if case == "script-ask":  # (on a chain with an if on tensor data in each layer, which asks its questions)
+        if not speedup:
+            def ask(self, question, node, stmts):
+                answer = question(stmts)
+                return tuple(answer) if type(answer) is list else answer
+            function_source.FunctionSource.ask = ask
+        return lambda: script(chain_with_branches, {"x": (4, 8)}, ws)
+    if case == "script-verify" and not speedup:
+        return lambda: capture().verify()
+    if case == "script-gc" and not speedup:
+        script_module.gc = type("NoGcSwitch", (), {"isenabled": staticmethod(lambda: False), "disable": staticmethod(lambda: None),
+                                              "enable": staticmethod(lambda: None)})
+    return capture
 
 
 def child(case: str, n: int, speedup: bool, reps: int) -> None:
@@ -100,6 +197,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         child(argv[1], int(argv[2]), argv[3] == "1", int(argv[4]))
         return 0
+    sizes = SIZES
+    if argv[:1] and argv[0].startswith("--sizes="):  # e.g. --sizes=8: fewer processes to count
+        sizes, argv = tuple(int(n) for n in argv[0].split("=", 1)[1].split(",")), argv[1:]
     cases = argv or list(CASES)
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -108,12 +208,12 @@ def main(argv: list[str]) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: this benchmark counts instructions with it", file=sys.stderr)
         return 2
-    jobs = [(c, n, s, r) for c in cases for n in SIZES for s in (True, False) for r in (0, reps_for(c, n))]
+    jobs = [(c, n, s, r) for c in cases for n in sizes for s in (True, False) for r in (0, reps_for(c, n))]
     with ThreadPoolExecutor(max(1, min(2, os.cpu_count() or 1))) as pool:
         results = dict(zip(jobs, pool.map(lambda job: counted(*job), jobs)))
     print("instructions per call, with the speed-up and with the reference code (callgrind)")
     for c in cases:
-        for n in SIZES:
+        for n in sizes:
             reps = reps_for(c, n)
             per = {s: (results[(c, n, s, reps)] - results[(c, n, s, 0)]) / reps for s in (True, False)}
             saved = 1 - per[True] / per[False]
