@@ -15,6 +15,14 @@ saves at least a tenth of the call it speeds; its module's docstring quotes the 
   interpreter's ``execute``.
 - ``lazy``: a LazyRunner capture (record, then run at ``materialize``), with the nodes run as the slice finds them
   and the graph made of the slice's own nodes, and with the graph copied and run by ``execute``.
+- ``script-*``: a script() capture of the chain with each speed-up of ``frontends/script/kept_between_captures.py``
+  and without it (``prepared``, ``parse``, ``ask`` on a chain with an ``if`` on tensor data per layer, ``verify``,
+  ``bind``, ``gc``), and ``tree-map``: ``pytree.tree_map``'s one-level shortcut.
+- ``infer-memo``, ``infer-identity``: a trace() capture with ``ops.base.infer_static``'s memo, and with its
+  identity level, and without.
+
+Two processes of the same configuration can differ by several per cent per call (up to 8% was seen), so a saving
+close to a tenth needs more ``reps`` to be told apart.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
 CASES = ("passes", "prepared", "lazy", "script-prepared", "script-parse", "script-ask", "script-verify", "script-gc",
-         "script-bind", "script-signatures", "script-last-return", "script-tree-map",
+         "script-bind", "script-tree-map",
          "infer-memo", "infer-identity")
 
 
@@ -95,17 +103,6 @@ class NeverKept(dict):
         pass
 
 
-def layer(x, w):
-    return x + np.tanh(x @ w)
-
-
-def chain_of_calls(x, ws):
-    """The chain with each layer a call of a scripted (inlined) function."""
-    for w in ws:
-        x = layer(x, w)
-    return x
-
-
 def chain_with_branches(x, ws):
     """The chain with an if on tensor data in each layer (a cond node per layer)."""
     for w in ws:
@@ -116,38 +113,22 @@ def chain_with_branches(x, ws):
     return x
 
 
-def chain_returning_in_a_block(x, ws):
-    """The chain, its return inside a block: converted by raising and catching Return, as any return but the
-    body's last statement is."""
-    for w in ws:
-        x = x + np.tanh(x @ w)
-    if True:
-        return x
-
-
 def script_call(case: str, ws, speedup: bool):
     """A script() capture of the chain, with one of script's speed-ups switched off for ``speedup=False``."""
+    import contextlib
+
     import graph_lab.frontends.script as script_module
     from bench_w2_capture import chain
 
     from graph_lab import script
-    from graph_lab.frontends.script import function_source
-    prepared = script_module._prepared
-    parsed = function_source._parsed
+    from graph_lab.frontends.script import kept_between_captures as kept
+    prepared, parsed = kept._prepared, kept._parsed
     capture = lambda: script(chain, {"x": (4, 8)}, ws)  # noqa: E731
     if case == "script-bind":  # (on a capture that prepares anew: a kept Prepared binds without bind_by_name)
         if not speedup:
-            from graph_lab.frontends.script import calls
-            signed = calls._signed_with_names
-            calls._signed_with_names = lambda fn: (signed(fn)[0], None, None)
+            signed = kept._signed
+            kept._signed = lambda fn: (signed(fn)[0], None, None)
         return lambda: (prepared.clear(), capture())
-    if case == "script-signatures":
-        if not speedup:
-            from graph_lab.frontends.script import calls
-            calls._signatures = NeverKept()
-        return lambda: script(chain_of_calls, {"x": (4, 8)}, ws)
-    if case == "script-last-return" and not speedup:
-        return lambda: script(chain_returning_in_a_block, {"x": (4, 8)}, ws)
     if case == "script-tree-map" and not speedup:
         from graph_lab.frontends import pytree
         pytree._flat_container = lambda tree: None
@@ -158,16 +139,12 @@ def script_call(case: str, ws, speedup: bool):
             (lambda: (prepared.clear(), parsed.clear(), capture()))
     if case == "script-ask":  # (on a chain with an if on tensor data in each layer, which asks its questions)
         if not speedup:
-            def ask(self, question, node, stmts):
-                answer = question(stmts)
-                return tuple(answer) if type(answer) is list else answer
-            function_source.FunctionSource.ask = ask
+            kept.RememberingSource.ask = kept.FunctionSource.ask
         return lambda: script(chain_with_branches, {"x": (4, 8)}, ws)
     if case == "script-verify" and not speedup:
         return lambda: capture().verify()
     if case == "script-gc" and not speedup:
-        script_module.gc = type("NoGcSwitch", (), {"isenabled": staticmethod(lambda: False), "disable": staticmethod(lambda: None),
-                                              "enable": staticmethod(lambda: None)})
+        script_module.gc_paused = contextlib.nullcontext
     return capture
 
 
