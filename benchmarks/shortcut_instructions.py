@@ -18,8 +18,7 @@ saves at least a tenth of the call it speeds; its module's docstring quotes the 
 - ``script-*``: a script() capture of the chain with each speed-up of ``frontends/script/kept_between_captures.py``
   and without it (``prepared``, ``parse``, ``ask`` on a chain with an ``if`` on tensor data per layer, ``verify``,
   ``bind``, ``gc``), and ``tree-map``: ``pytree.tree_map``'s one-level shortcut.
-- ``infer-memo``, ``infer-identity``: a trace() capture with ``ops.base.infer_static``'s memo, and with its
-  identity level, and without.
+- ``infer-memo``: a trace() capture with ``ops.base.infer_static``'s memo and without.
 
 Two processes of the same configuration can differ by several per cent per call (up to 8% was seen), so a saving
 close to a tenth needs more ``reps`` to be told apart.
@@ -42,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
 CASES = ("passes", "prepared", "lazy", "script-prepared", "script-parse", "script-ask", "script-verify", "script-gc",
          "script-bind", "script-tree-map",
-         "infer-memo", "infer-identity")
+         "infer-memo")
 
 
 def calls(case: str, n: int, speedup: bool):
@@ -87,20 +86,10 @@ def calls(case: str, n: int, speedup: bool):
         return script_call(case, ws, speedup)
     if case.startswith("infer-"):
         from graph_lab.frontends import recorder
-        from graph_lab.ops import base
-        if not speedup and case == "infer-memo":
+        if not speedup:
             recorder.infer_static = lambda definition, types, attrs: definition.infer(types, attrs)
-        if not speedup and case == "infer-identity":
-            base._infer_by_identity = NeverKept()
         return lambda: trace(chain, {"x": (4, 8)}, ws)
     raise ValueError(case)
-
-
-class NeverKept(dict):
-    """A dict that keeps nothing: a memo level switched off."""
-
-    def __setitem__(self, key, value):
-        pass
 
 
 def chain_with_branches(x, ws):
