@@ -3,7 +3,7 @@ run with the speed-up and with the reference code it stands in for, on the W2 re
 ``x = x + tanh(x @ W_i)`` ([4, 8], N layers). Counts do not depend on the machine's load, so a saving of a few
 per cent is visible on a shared machine, where timings are not.
 
-    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [passes prepared lazy]
+    PYTHONPATH=. python3 benchmarks/shortcut_instructions.py [--sizes=1,8,64] [CASE ...]
 
 Each figure is the difference of two processes, one making ``reps`` calls after three warm-up calls and one
 making none, divided by ``reps``: interpreter start-up and imports cancel out. A speed-up stays only while it
@@ -15,6 +15,13 @@ saves at least a tenth of the call it speeds; its module's docstring quotes the 
   interpreter's ``execute``.
 - ``lazy``: a LazyRunner capture (record, then run at ``materialize``), with the nodes run as the slice finds them
   and the graph made of the slice's own nodes, and with the graph copied and run by ``execute``.
+- ``script-*``: a script() capture of the chain with each speed-up of ``frontends/script/kept_between_captures.py``
+  and without it (``prepared``, ``parse``, ``ask`` on a chain with an ``if`` on tensor data per layer, ``verify``,
+  ``bind``, ``gc``), and ``tree-map``: ``pytree.tree_map``'s one-level shortcut.
+- ``infer-memo``: a trace() capture with ``ops.base.infer_static``'s memo and without.
+
+Two processes of the same configuration can differ by several per cent per call (up to 8% was seen), so a saving
+close to a tenth needs more ``reps`` to be told apart.
 """
 
 from __future__ import annotations
@@ -25,12 +32,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
-CASES = ("passes", "prepared", "lazy")
+CASES = ("passes", "prepared", "lazy", "script-prepared", "script-parse", "script-ask", "script-verify", "script-gc",
+         "script-bind", "script-tree-map",
+         "infer-memo")
 
 
 def calls(case: str, n: int, speedup: bool):
@@ -71,7 +82,59 @@ def calls(case: str, n: int, speedup: bool):
             import bench_w2_capture
             bench_w2_capture.LazyRunner = GeneralLazy
         return lambda: capture_lazy(x, ws)
+    if case.startswith("script-"):
+        return script_call(case, ws, speedup)
+    if case.startswith("infer-"):
+        from graph_lab.frontends import recorder
+        if not speedup:
+            recorder.infer_static = lambda definition, types, attrs: definition.infer(types, attrs)
+        return lambda: trace(chain, {"x": (4, 8)}, ws)
     raise ValueError(case)
+
+
+def chain_with_branches(x, ws):
+    """The chain with an if on tensor data in each layer (a cond node per layer)."""
+    for w in ws:
+        if (x @ w).sum() > 0:
+            x = x + np.tanh(x @ w)
+        else:
+            x = x - np.tanh(x @ w)
+    return x
+
+
+def script_call(case: str, ws, speedup: bool):
+    """A script() capture of the chain, with one of script's speed-ups switched off for ``speedup=False``."""
+    import contextlib
+
+    import graph_lab.frontends.script as script_module
+    from bench_w2_capture import chain
+
+    from graph_lab import script
+    from graph_lab.frontends.script import kept_between_captures as kept
+    prepared, parsed = kept._prepared, kept._parsed
+    capture = lambda: script(chain, {"x": (4, 8)}, ws)  # noqa: E731
+    if case == "script-bind":  # (on a capture that prepares anew: a kept Prepared binds without bind_by_name)
+        if not speedup:
+            signed = kept._signed
+            kept._signed = lambda fn: (signed(fn)[0], None, None)
+        return lambda: (prepared.clear(), capture())
+    if case == "script-tree-map" and not speedup:
+        from graph_lab.frontends import pytree
+        pytree._flat_container = lambda tree: None
+    if case == "script-prepared":
+        return capture if speedup else lambda: (prepared.clear(), capture())
+    if case == "script-parse":  # (each capture prepares anew, as when the Prepared cache misses)
+        return (lambda: (prepared.clear(), capture())) if speedup else \
+            (lambda: (prepared.clear(), parsed.clear(), capture()))
+    if case == "script-ask":  # (on a chain with an if on tensor data in each layer, which asks its questions)
+        if not speedup:
+            kept.RememberingSource.ask = kept.FunctionSource.ask
+        return lambda: script(chain_with_branches, {"x": (4, 8)}, ws)
+    if case == "script-verify" and not speedup:
+        return lambda: capture().verify()
+    if case == "script-gc" and not speedup:
+        script_module.gc_paused = contextlib.nullcontext
+    return capture
 
 
 def child(case: str, n: int, speedup: bool, reps: int) -> None:
@@ -100,6 +163,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         child(argv[1], int(argv[2]), argv[3] == "1", int(argv[4]))
         return 0
+    sizes = SIZES
+    if argv[:1] and argv[0].startswith("--sizes="):  # e.g. --sizes=8: fewer processes to count
+        sizes, argv = tuple(int(n) for n in argv[0].split("=", 1)[1].split(",")), argv[1:]
     cases = argv or list(CASES)
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -108,12 +174,12 @@ def main(argv: list[str]) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: this benchmark counts instructions with it", file=sys.stderr)
         return 2
-    jobs = [(c, n, s, r) for c in cases for n in SIZES for s in (True, False) for r in (0, reps_for(c, n))]
+    jobs = [(c, n, s, r) for c in cases for n in sizes for s in (True, False) for r in (0, reps_for(c, n))]
     with ThreadPoolExecutor(max(1, min(2, os.cpu_count() or 1))) as pool:
         results = dict(zip(jobs, pool.map(lambda job: counted(*job), jobs)))
     print("instructions per call, with the speed-up and with the reference code (callgrind)")
     for c in cases:
-        for n in SIZES:
+        for n in sizes:
             reps = reps_for(c, n)
             per = {s: (results[(c, n, s, reps)] - results[(c, n, s, 0)]) / reps for s in (True, False)}
             saved = 1 - per[True] / per[False]

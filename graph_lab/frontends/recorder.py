@@ -129,7 +129,7 @@ class Recorder:
         if self.shape_env is not None:
             self.shape_env.loc = loc  # shape guards the rule records point at this line
         definition = REGISTRY[op]
-        # (the common operand, a fresh stand-in of this capture, without the call: what operand_value does)
+        # (a fresh stand-in of this capture is its own value, as operand_value says)
         values = tuple([x._value if type(x) is Tensor and x._rec is self and x._maybe_alias is None and
                         x._version == x._storage.version else self.operand_value(x, loc) for x in operands])
         types = tuple([v.type for v in values])

@@ -17,12 +17,10 @@ import ast
 import inspect
 import math
 import types
-import weakref
 
 import numpy as np
 
 from ...ops import TensorLike
-from .function_source import source_of
 from .values import Env, ScriptFunction
 
 MAX_CALL_DEPTH = 64
@@ -50,68 +48,9 @@ def is_library_function(fn) -> bool:
     return module == "numpy" or module.startswith(("numpy.", "graph_lab"))
 
 
-_signatures: "weakref.WeakKeyDictionary[types.FunctionType, tuple]" = weakref.WeakKeyDictionary()
-
-
 def signature_of(fn: types.FunctionType) -> inspect.Signature:
-    """``inspect.signature(fn)``, worked out once per function (it costs more than binding the arguments).
-
-    A signature depends on the code object (the parameters) and on the function's defaults; it is kept for the
-    function object and used again only while ``__defaults__`` and ``__kwdefaults__`` are the same objects
-    (assigning new defaults to a function makes it anew). A function that declares its own ``__signature__`` or
-    wraps another is asked each time, as ``inspect`` would."""
-    return _signed(fn)[0]
-
-
-def _signed(fn: types.FunctionType) -> tuple:
-    """``(signature, by_name)`` for ``signature_of`` and ``bind_by_name``: ``by_name`` is the parameters as
-    ``(name, default)`` pairs when each is an ordinary one (positional or keyword, no ``*args``, ``**kwargs``,
-    ``/`` or ``*``), else None."""
-    return _signed_with_names(fn)[:2]
-
-
-def _signed_with_names(fn: types.FunctionType) -> tuple:
-    """``(signature, by_name, names)``: ``_signed``'s two, and the set of the parameter names when ``by_name`` is
-    not None (``bind_by_name`` checks a call's keywords against it in one set comparison)."""
-    if hasattr(fn, "__signature__") or hasattr(fn, "__wrapped__"):
-        return inspect.signature(fn), None, None
-    hit = _signatures.get(fn)
-    if hit is not None and hit[0] is fn.__defaults__ and hit[1] is fn.__kwdefaults__:
-        return hit[2]
-    signature = inspect.signature(fn)
-    params = signature.parameters.values()
-    by_name = (tuple((p.name, p.default) for p in params)
-               if all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) else None)
-    names = frozenset(name for name, _ in by_name) if by_name is not None else None
-    _signatures[fn] = (fn.__defaults__, fn.__kwdefaults__, (signature, by_name, names))
-    return signature, by_name, names
-
-
-def bind_by_name(fn: types.FunctionType, first: list, by_name: dict) -> dict:
-    """The variables a call of ``fn`` starts with: ``signature_of(fn).bind_partial(*first, **by_name)`` with
-    ``apply_defaults()``, as a dict in the order of the parameters (``first``: the object of a method, or
-    nothing). A parameter given no value and having no default is left out, as ``bind_partial`` leaves it.
-
-    ``inspect`` builds a ``BoundArguments`` for this, which costs more than the rest of a small capture's set-up;
-    for a function whose parameters are all ordinary ones the dict is made directly (the same entries in the same
-    order; see ``_signed``). Any other function, and a name that is not one of the parameters after ``first``, go
-    through ``inspect``, which raises its ``TypeError`` as before."""
-    signature, params, names = _signed_with_names(fn)
-    if params is not None and len(first) <= len(params):
-        rest = params[len(first):] if first else params
-        if first:
-            names = {name for name, _ in rest}
-        if by_name.keys() <= names:  # every name is one of the parameters after ``first``
-            arguments = {name: value for (name, _), value in zip(params, first)} if first else {}
-            for name, default in rest:
-                if name in by_name:
-                    arguments[name] = by_name[name]
-                elif default is not inspect.Parameter.empty:
-                    arguments[name] = default
-            return arguments
-    bound = signature.bind_partial(*first, **by_name)
-    bound.apply_defaults()
-    return bound.arguments
+    """``inspect.signature(fn)``."""
+    return inspect.signature(fn)
 
 
 class Frame:
@@ -121,7 +60,7 @@ class Frame:
     def __init__(self, source, env: Env, globals_: dict, cells: dict, outer: "Frame | None" = None):
         self.source, self.env, self.globals, self.cells, self.outer = source, env, globals_, cells, outer
         self.locs = source.locs
-        """``source.locs``, kept at hand: the converter reads it for every node it converts."""
+        """``source.locs``: the ``SourceLoc`` of each line of the source."""
 
 
 class Calls:
@@ -192,7 +131,7 @@ class Calls:
             raise self.fail(node, f"calls nested more than {MAX_CALL_DEPTH} deep (recursion?)",
                             "script() inlines every call; write recursion on data as a while loop",
                             "deep or recursive calls")
-        source = source_of(fn)
+        source = self.read_source(fn)
         try:
             bound = signature_of(fn).bind(*args, **kwargs)
         except TypeError as e:

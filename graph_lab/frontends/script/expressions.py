@@ -55,8 +55,7 @@ def is_tensor(x) -> bool:
 
 def methods_by_node_type(cls, prefix: str) -> dict[type, Callable]:
     """``{ast.BinOp: cls.expr_BinOp, ...}``: the methods of ``cls`` named ``prefix`` + an ``ast`` class name, by
-    that class. The converter looks each node's method up here (one dict lookup per node, where building the
-    name and asking ``getattr`` would cost several)."""
+    that class: the converter looks each node's method up here."""
     found = {}
     for name in dir(cls):
         node_type = getattr(ast, name[len(prefix):], None) if name.startswith(prefix) else None

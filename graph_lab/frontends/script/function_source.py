@@ -12,8 +12,6 @@ import inspect
 import linecache
 import os
 import textwrap
-import types
-import weakref
 
 from ...errors import ScriptError
 from ...ir.source import SourceLoc, lines_belong_to
@@ -26,27 +24,6 @@ _KEYWORDS = {ast.Try: "try", ast.With: "with", ast.AsyncWith: "async", ast.While
              ast.ClassDef: "class", ast.AsyncFunctionDef: "async", ast.Match: "match"}
 if hasattr(ast, "TryStar"):
     _KEYWORDS[ast.TryStar] = "try"
-
-
-_NO_ANSWER = object()
-
-_parsed: "weakref.WeakKeyDictionary[types.CodeType, FunctionSource]" = weakref.WeakKeyDictionary()
-
-
-def source_of(fn) -> "FunctionSource":
-    """The parsed source of the plain function ``fn``, read and parsed once per code object.
-
-    Reading a function's lines (``inspect``), then tokenizing and parsing them, costs more than converting a small
-    function. A code object is compiled from one version of the source and never changes, so its parse is kept
-    for as long as the code object lives (weakly: a redefined function gets a new code object, hence a new
-    parse, and the old entry goes with the old code). Nothing in ``script`` changes the syntax tree it is given,
-    so one tree can serve every call (the ``FunctionSource`` holds no reference to the function or its code,
-    which would keep the entry alive). A function whose source cannot be read raises each time (nothing kept)."""
-    code = fn.__code__
-    source = _parsed.get(code)
-    if source is None or source.name != fn.__name__:  # a renamed copy of a function: messages use its name
-        source = _parsed[code] = FunctionSource(fn)
-    return source
 
 
 class LineLocs(dict):
@@ -63,7 +40,7 @@ class LineLocs(dict):
 
 
 class FunctionSource:
-    """The parsed source of one Python function (through ``source_of``, one per code object)."""
+    """The parsed source of one Python function (``kept_between_captures.source_of`` keeps one per code object)."""
 
     def __init__(self, fn):
         self.name = getattr(fn, "__name__", "function")
@@ -94,23 +71,12 @@ class FunctionSource:
         self.locs = LineLocs(self.filename, self.first_line)
         """``locs[node.lineno]``: the ``SourceLoc`` of a line of the parsed text, made the first time it is asked
         for and then shared by every node made from that line (a loop body is converted over and over)."""
-        self.analyses: dict = {}
-        """``analysis.py``'s answers about nodes of this tree, by (question, node): see ``ask``."""
 
     def ask(self, question, node: ast.AST, stmts: list[ast.stmt]):
         """``question(stmts)`` (``assigned_names``, ``contains``...; ``stmts`` made from ``node`` alone, as
-        ``node.body + node.orelse``), worked out once per node of this tree. The tree is never changed and lives as
-        long as this object, so the answer holds for every later conversion of the node: an ``if`` on tensor data
-        inside an unrolled loop is converted once per iteration, and walking its branches each time cost as much
-        as converting them. (Keyed by the node itself, which hashes by identity.)"""
-        key = (question, node)
-        answer = self.analyses.get(key, _NO_ANSWER)
-        if answer is _NO_ANSWER:
-            answer = question(stmts)
-            if type(answer) is list:  # shared by every caller: a tuple, which none can change
-                answer = tuple(answer)
-            self.analyses[key] = answer
-        return answer
+        ``node.body + node.orelse``), a list as a tuple, which no caller can change."""
+        answer = question(stmts)
+        return tuple(answer) if type(answer) is list else answer
 
     def line(self, node: ast.AST) -> int:
         """The line of ``node`` in the file."""

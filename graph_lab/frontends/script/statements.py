@@ -55,9 +55,11 @@ class Converter(Expressions, Calls, Branches):
     statement_methods: dict = {}
     """The ``stmt_*`` method for each kind of statement node (filled in below the class)."""
 
-    def __init__(self, root, loops: str):
+    def __init__(self, root, loops: str, read_source):
         self.root = root
         """The script's recorder: the top-level graph."""
+        self.read_source = read_source
+        """``fn`` -> its ``FunctionSource``, for each function the script calls."""
         self.loops = loops
         """What ``for i in range(n)`` with a known ``n`` becomes: "unroll" or "fori" (a fori_loop node)."""
         self.frame = None
@@ -87,22 +89,11 @@ class Converter(Expressions, Calls, Branches):
         try:
             if expression is not None:
                 return self.expr(expression)
-            last = body[-1] if isinstance(body[-1], ast.Return) else None
             try:
-                if last is None:
-                    self.block(body, [])
-                else:  # (the statements before it are given it among the statements after them, as in block)
-                    self.block(body[:-1], [last])
+                self.block(body, [])
             except Return as r:
                 return r.value
-            if last is None:
-                return None
-            # The commonest ending, a return as the body's last statement, is converted here: the value its
-            # statement would raise as Return for the except above to catch, without raising and unwinding.
-            if last.value is None:
-                self.at(last)
-                return None
-            return self.expr(last.value)  # (expr puts the line of last.value in place, as at(last) then would)
+            return None
         finally:
             self.frame = outer
             self.call_depth -= 1
