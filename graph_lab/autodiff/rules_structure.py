@@ -14,7 +14,7 @@ import numpy as np
 from ..frontends import functional as F
 from ..ops import Op
 from ..ops.base import register_vjp
-from ..ops.indexing import Slice, Slot, is_basic
+from ..ops.indexing import At, IntIndex, Slice, Slot, is_basic
 from .core import NoDerivativeError
 from .rules_elementwise import unbroadcast
 
@@ -156,8 +156,8 @@ for _op, _rule in [(Op.CONCATENATE, _concatenate), (Op.STACK, _stack), (Op.SPLIT
 
 
 def _key(key: tuple, operands) -> tuple:
-    return tuple(k.to_slice() if isinstance(k, Slice) else operands[k.pos] if isinstance(k, Slot) else k
-                 for k in key)
+    return tuple(k.to_slice() if isinstance(k, Slice) else operands[k.pos] if isinstance(k, Slot) else
+                 IntIndex(operands[k.pos], None) if type(k) is At else k for k in key)
 
 
 def _positions(x, key: tuple, operands):

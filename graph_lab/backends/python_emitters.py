@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from ..ir.sizes import bind_attrs, has_symbols, symbol_sources
 from ..ir.symbolic import Expr, FloatExpr, substitute, symbol
 from ..ops import Op, OpDef, opdef
-from ..ops.indexing import Slice, Slot
+from ..ops.indexing import At, Slice, Slot
 from .direct_calls import direct_emitters
 from .reference import impl_attrs
 
@@ -196,6 +197,11 @@ def _key_part(k, node, ctx: _Context) -> str | None:
         return "..."
     if isinstance(k, Slot):
         return ctx.var(node.inputs[k.pos]) if 0 < k.pos < len(node.inputs) else None
+    if type(k) is At:  # (a Python int when weak; a NumPy integer or a 0-d array made an int, as fill_key does)
+        if not 0 < k.pos < len(node.inputs):
+            return None
+        v = node.inputs[k.pos]
+        return ctx.var(v) if v.type.weak is int else f"{ctx.passed_in(operator.index)}({ctx.var(v)})"
     if isinstance(k, Expr):
         return ctx.symbolic(k)
     if isinstance(k, Slice):

@@ -20,7 +20,7 @@ from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
 from ..ops.base import infer_static
-from ..ops.indexing import Slice, is_basic
+from ..ops.indexing import At, Slice, is_basic, view_key
 from ..ops.linalg import einsum_is_view
 from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
 
@@ -160,7 +160,8 @@ class Recorder:
                     # A view or a copy, depending on memory layout, which a stand-in does not know.
                     outs[0]._maybe_alias = (first._storage, first._storage.version, first)
                 elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
-                    _make_view(outs[0], first, op, attrs)
+                    _make_view(outs[0], first, op, {"key": view_key(attrs["key"], operands)} if op == Op.INDEX
+                               else attrs)
             elif isinstance(first, Tensor) and op == Op.SPLIT:
                 # np.split's pieces are views of its operand (first[lo:hi] along the axis): a write into one
                 # is a write into the operand, as in NumPy
@@ -221,7 +222,7 @@ def _is_view(op: Op, attrs: dict, ndim: int) -> bool:
         key = attrs["key"]
         # An integer for every axis gives a NumPy scalar, a copy: ``x[-1]`` of a 1-D array, ``x[1, 2]`` of a 2-D
         # one (``x[..., -1]`` is a 0-d view). Writing into that scalar must not reach ``x``.
-        all_integers = len(key) == ndim and all(type(k) is int for k in key)
+        all_integers = len(key) == ndim and all(type(k) is int or type(k) is At for k in key)
         return is_basic(key) and not all_integers
     return opdef(op).view
 

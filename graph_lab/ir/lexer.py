@@ -24,7 +24,7 @@ _TOKEN = re.compile(r"""
   | (?P<number>nan\(0x[0-9a-fA-F]++\)|-?(?:\d++(?:\.\d++)?(?:[eE][+-]?\d++)?|inf\b|nan\b))
   | (?P<ident>[^\W\d]\w*+)
   | (?P<value>%\d++)
-  | (?P<slot>\$\d++)
+  | (?P<slot>[$@]\d++)
   | (?P<string>"[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+")
   | (?P<punct>\.\.\.|==|!=|>=|<=|\*\*|//|[{}\[\](),:=\#+\-*/%<>])
 """, re.VERBOSE)
@@ -37,7 +37,7 @@ class Token(NamedTuple):
     """One token (a named tuple: the parser makes one per word, number and comma, so it must be cheap)."""
 
     kind: str
-    """One of: number, ident, value (``%3``), slot (``$1``), string, punct, newline (with any blank lines after
+    """One of: number, ident, value (``%3``), slot (``$1``, ``@1``), string, punct, newline (with any blank lines after
     it), eof."""
     text: str
     """The token as written (a string token with its quotes and escapes)."""

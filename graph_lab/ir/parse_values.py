@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.indexing import Slice, Slot
+from ..ops.indexing import At, Slice, Slot
 from .lexer import Lexer, Token
 from .parse_literals import INT, Elements, LiteralParser
 from .parse_sizes import Paren, SizeParser, is_dtype_name
@@ -161,7 +161,7 @@ class ValueParser(SizeParser, LiteralParser):
                 return tuple(items)
 
     def index_key_rest(self) -> tuple:
-        """After ``[``: items ``:``, ``a:b:c``, ``3``, ``None``, ``...``, ``$1`` separated by commas, then ``]``."""
+        """After ``[``: items ``:``, ``a:b:c``, ``3``, ``None``, ``...``, ``$1``, ``@1`` separated by commas, then ``]``."""
         items: list = []
         if self.accept("]"):
             return ()
@@ -177,7 +177,9 @@ class ValueParser(SizeParser, LiteralParser):
         tok = self.lex.peek()
         if tok.is_("...") or tok.is_("None") or tok.kind == "slot":
             self.lex.next()
-            return Ellipsis if tok.is_("...") else None if tok.is_("None") else Slot(int(tok.text[1:]))
+            if tok.kind == "slot":
+                return (At if tok.text[0] == "@" else Slot)(int(tok.text[1:]))
+            return Ellipsis if tok.is_("...") else None
         start = self.key_int()
         if not self.accept(":"):
             if start is None:

@@ -8,6 +8,7 @@ a transpose, a basic index may be views), which is the safe answer for both.
 from __future__ import annotations
 
 from .base import Op, opdef
+from .indexing import is_basic
 
 FRESH_FAMILIES = frozenset({"unary", "binary", "reduce", "nn"})
 """Families every op of which returns a new array."""
@@ -23,7 +24,7 @@ def returns_fresh(node) -> bool:
 
 def may_be_view(node) -> bool:
     """The node's result may share memory with an operand: not ``returns_fresh``, and not an index with index
-    arrays (NumPy's advanced indexing always copies)."""
+    arrays (NumPy's advanced indexing always copies; an int index known at run time, ``At``, is basic)."""
     if returns_fresh(node):
         return False
-    return not (node.op == Op.INDEX and len(node.inputs) > 1)
+    return not (node.op == Op.INDEX and len(node.inputs) > 1 and not is_basic(node.attrs["key"]))

@@ -5,6 +5,11 @@ A key is stored as a template: ints, ``Slice``\\ s, ``None`` and ``...`` stay st
 ``Slot`` holding its operand position. So ``h[:, [-1], :]`` and ``emb[token_ids]`` are both one ``index`` node
 that runs as NumPy's own ``x[key]``, with NumPy's exact semantics.
 
+An int known only when the graph runs (a loop region's index ``i``: ``A[i, 1:-1]``, ``A[i - 1]``) is an operand
+too, named by an ``At``: unlike an index array it is an *integer* index, as NumPy sees a Python int (basic
+indexing: a view, one axis removed, a negative index counting from the end, IndexError when out of range).
+A frontend asks for one by putting an ``IntIndex`` in the key.
+
 Slice bounds and integer indices may be symbolic sizes (``x[:T-1]``, ``x[d//2]``): they are bound when the graph
 runs. Shapes with symbols follow NumPy's indexing rules written out below (``_symbolic_indexed_shape``); static
 shapes ask NumPy itself.
@@ -12,6 +17,7 @@ shapes ask NumPy itself.
 
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -48,6 +54,37 @@ class Slot(NamedTuple):
         return f"${self.pos}"
 
 
+class At(NamedTuple):
+    """An integer index that is the node's operand number ``pos`` (a 0-d integer value, read as a Python int)."""
+
+    pos: int
+
+    def __str__(self) -> str:
+        return f"@{self.pos}"
+
+
+class IntIndex:
+    """In a key given to ``bind_key``: ``value`` (a 0-d integer tensor) is an integer index known when the graph
+    runs, to be an ``At`` operand. ``now`` is its value during capture (what a view made with it is rebuilt from,
+    ``fill_key``). (Not a tuple: a tuple in a key is an index array.)"""
+
+    __slots__ = ("value", "now")
+
+    def __init__(self, value, now: int | None):
+        self.value, self.now = value, now
+
+    def __repr__(self) -> str:
+        return f"IntIndex({self.now})"
+
+
+def view_key(key: tuple, operands) -> tuple:
+    """``key`` with each ``At`` given back as the ``IntIndex`` of its operand: the key of a view, from which a
+    write through the view is recorded again (``bind_key`` numbers the operand anew)."""
+    if not any(type(k) is At for k in key):
+        return key
+    return tuple(IntIndex(operands[k.pos], None) if type(k) is At else k for k in key)
+
+
 def format_key(key: tuple) -> str:
     return "[" + ", ".join("..." if k is Ellipsis else str(k) for k in key) + "]"
 
@@ -80,6 +117,9 @@ def bind_key(key, first_pos: int, shape: tuple | None = None) -> tuple[tuple, li
         elif isinstance(k, slice):
             template.append(Slice(_static(k.start, "a slice start"), _static(k.stop, "a slice stop"),
                                   _static(k.step, "a slice step")))
+        elif type(k) is IntIndex:
+            template.append(At(first_pos + len(operands)))
+            operands.append(k.value)
         elif isinstance(k, bool) or isinstance(k, np.bool_):
             raise OpError("index: a Python bool as an index is not supported; use a boolean expression with "
                           "F.where instead")
@@ -135,7 +175,8 @@ def _check_mask(shape: tuple, axis: int, mask_shape: tuple) -> None:
 
 
 def fill_key(key: tuple, operands) -> tuple:
-    return tuple(operands[k.pos] if isinstance(k, Slot) else k.to_slice() if isinstance(k, Slice) else k
+    return tuple(operands[k.pos] if isinstance(k, Slot) else k.to_slice() if isinstance(k, Slice) else
+                 operator.index(operands[k.pos]) if type(k) is At else k.now if type(k) is IntIndex else k
                  for k in key)
 
 
@@ -163,6 +204,8 @@ def indexed_shape(shape: tuple[int, ...], key: tuple, operands) -> tuple[int, ..
         return _symbolic_indexed_shape(shape, key, operands)
     dummy = _zero_stride(shape, _NO_BYTES)
     fills = [_zero_stride(o.shape, np.dtype(np.intp)) if isinstance(o, TensorType) else o for o in operands]
+    if any(type(k) is At for k in key):  # (the shape does not depend on which item an int index takes)
+        key = tuple(0 if type(k) is At else k for k in key)
     try:
         return np.shape(dummy[fill_key(key, fills)])
     except IndexError as e:
@@ -205,7 +248,8 @@ def _symbolic_indexed_shape(shape: tuple, key: tuple, operands) -> tuple:
         if isinstance(k, Slot):
             blocks.append(_index_array_shape(n, operands[k.pos]))
         else:
-            _check_int_index(n, k)
+            if type(k) is not At:  # (an int known when the graph runs: NumPy checks it then)
+                _check_int_index(n, k)
             if not advanced:
                 continue
             blocks.append(())
@@ -296,6 +340,10 @@ def _check_slots(types, key):
         if isinstance(k, Slot):
             if not 0 < k.pos < len(types) or not np.issubdtype(types[k.pos].dtype, np.integer):
                 raise OpError(f"index: slot ${k.pos} must name an integer operand")
+        elif type(k) is At:
+            if not 0 < k.pos < len(types) or not np.issubdtype(types[k.pos].dtype, np.integer) or \
+                    types[k.pos].shape != () or types[k.pos].dtype == np.bool_:
+                raise OpError(f"index: @{k.pos} must name a 0-d integer operand (an int index)")
 
 
 register(OpDef(Op.INDEX, "index", _bind_index, _infer_index, _index, "ndarray.__getitem__",

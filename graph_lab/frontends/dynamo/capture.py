@@ -29,7 +29,7 @@ import numpy as np
 from ...ir.graph import Graph
 from ...ir.shape_env import ShapeEnv
 from ..tensor import Tensor
-from . import handlers, loop_regions, masked
+from . import handlers, loop_index, loop_regions, masked
 from .calls import GETATTR, CallCapture
 from .capture_inputs import ID_GUARDED, InputCapture
 from .concrete import ConcreteContext
@@ -86,6 +86,7 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
         self.patterns: dict[int, tuple] = {}  # id(array) -> its shape with None for symbolic sizes
         self.dynamic_ints: frozenset | set = frozenset()  # sources of the ints read as size symbols (dynamic_ints)
         self.int_symbols: dict = {}  # source -> the SymInt it was read as
+        self.loop_variables = 0  # how many loop variables were given a LoopSource (loop_index.py)
         # Work done once per capture rather than at each loop iteration (see guard, load_global, load_attr):
         self._guarded: dict[int, Var] = {}  # id(Var) -> the Var, for each Var whose guards are in the set
         self._global_vars: dict[tuple, Var] = {}  # (id(namespace), name) -> the Var read, for modules, functions
@@ -127,6 +128,8 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
 
     def operand(self, var: Var):
         """An operand of a tensor operation: a number read from the inputs becomes a graph input."""
+        if self.loop_variables and (number := loop_index.operand(self, var)) is not None:
+            return number
         if var.source is not None and is_scalar(var.value) and not isinstance(var.value, (str, complex)):
             return self.scalar_input(var)
         return self.use(var)
@@ -145,6 +148,8 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
         if id(var) in self._guarded:
             return
         self._guarded[id(var)] = var
+        if self.loop_variables and loop_index.note_python_use(self, var):
+            return  # (a number the loop's range decides, which is guarded: loop_index.note_python_use)
         value, source = var.value, var.source
         loc = self.loc()
         if type(value) in ID_GUARDED:  # (the CALLABLES branch of _guard_general, without the tests before it)
@@ -282,7 +287,8 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
     def subscript(self, container: Var, key: Var) -> Var:
         c = container.value
         if isinstance(c, Tensor):
-            k = key.value if isinstance(key.value, Tensor) else index_key(self, key)
+            k = key.value if isinstance(key.value, Tensor) else loop_index.index_key(self, c, key) or \
+                index_key(self, key)
             return Var(masked.select(c, k)) if masked.is_mask_of(k, c) else \
                 self.created(self._run(operator.getitem, (c, k), {}))
         if container.source is not None and (type(c) in (list, tuple, dict) or is_namedtuple(c)):

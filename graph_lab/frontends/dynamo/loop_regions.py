@@ -8,12 +8,16 @@ and a ``fori_loop`` region holds it once (what JAX users write by hand with ``la
 How a loop is kept (``RangeIterator.next_var``, run by ``FOR_ITER``):
 
 1. The loop is over a ``range`` of at least ``MIN_TRIPS`` items (and unrolled it would be at least
-   ``MIN_UNROLLED_NODES`` nodes, where a region pays), and its variable is stored by ``STORE_FAST`` and
-   never read anywhere in the function (``loop_variable_unused``): the body cannot depend on which iteration it
-   is, even through Python code that no graph shows (``if i == 5``).
-2. Iterations 0 and 1 are captured as always. At the start of iterations 1 and 2 the Python state capture can
-   read is written down (``loop_state.LoopState``). If the two states match, iteration 2 would be captured exactly
-   as iteration 1 was, given the values the state holds: by induction every later iteration too.
+   ``MIN_UNROLLED_NODES`` nodes, where a region pays), and its variable is stored by ``STORE_FAST`` and not
+   assigned again in the body (``loop_variable``). When the function reads the variable, the body may depend on
+   it only as a graph value (``loop_index.py``): ``A[i, 1:-1]``, ``A[i - 1]``, ``x * i`` are index and array
+   operations whose int the body receives; a use by Python code that no graph shows (``if i == 5``,
+   ``range(i)``, a slice ``A[i, :i]`` whose length changes) keeps the loop unrolled.
+2. Iterations 0 and 1 are captured as always (iteration 1 with the loop variable as a graph value, when it is
+   read). At the start of iterations 1 and 2 the Python state capture can read is written down
+   (``loop_state.LoopState``; the loop variable apart). If the two states match, iteration 2 would be captured
+   exactly as iteration 1 was, given the values the state holds and the item ``i`` is (which the graph receives):
+   by induction every later iteration too.
 3. The values paired by the two states say what the loop carries: a value iteration 1 reads and the state still
    holds at the start of iteration 2 is loop-invariant, one the state holds no more is carried, and what replaced
    it (computed by iteration 1) is its next value. Every value iteration 1 reads must be one of the two (or a
@@ -22,7 +26,8 @@ How a loop is kept (``RangeIterator.next_var``, run by ``FOR_ITER``):
    ``fori_loop`` node is placed before iteration 1's nodes, which are left where they are but read the loop's
    results: they compute the last iteration. So iteration 0 and the last iteration stay unrolled, and the Python
    state (which points at iteration 1's values) is right after the loop without any change. The iterator is
-   then finished, as after the last item.
+   then finished, as after the last item. The body's input ``i`` takes the range's items (a step of 1), and the
+   constant that was iteration 1's ``i`` becomes the last item.
 
 Anything else keeps the loop unrolled, which is always correct: a graph break inside the loop ends the capture
 before step 2, a Python side effect breaks the graph, and Python state that changes from one iteration to the next
@@ -40,7 +45,9 @@ from ...ir.subgraphs import copy_graph
 from ...ir.types import TensorType
 from ...ops import SOURCE_OPS, Op, opdef
 from ..tensor import TRACING_REGIONS
+from ...errors import InternalCaptureError
 from .frame import CodeCache, IterState, instructions_of
+from .loop_index import loop_variable
 from .loop_state import LoopState, NotComparable
 
 MIN_TRIPS = 8
@@ -76,7 +83,8 @@ def loop_iterator(ctx, iterable, items: list) -> IterState:
 class RangeIterator(IterState):
     """The items of a ``range``, taken by ``FOR_ITER``, watching its loop's first iterations (module docstring)."""
 
-    __slots__ = ("ctx", "frame", "for_iter", "variable", "states", "marks")
+    __slots__ = ("ctx", "frame", "for_iter", "variable", "reads_variable", "states", "marks", "refused", "root",
+                 "kept")
 
     def __init__(self, ctx, items: list):
         super().__init__(items)
@@ -84,6 +92,10 @@ class RangeIterator(IterState):
         self.frame = None  # the frame and instruction index of the FOR_ITER taking the items
         self.for_iter = -1
         self.variable = None
+        self.reads_variable = False  # (then iteration 1 gives it a LoopSource: loop_index.py)
+        self.refused: str | None = None  # why iteration 1's use of the loop variable keeps the loop unrolled
+        self.root = None  # the graph value of iteration 1's loop variable, once used (loop_index.graph_value)
+        self.kept = False
         self.states: list[LoopState | None] = []  # the states at the start of iterations 0, 1 and 2
         self.marks: list[int] = []  # len(graph.nodes) at the start of iterations 0, 1 and 2
 
@@ -94,7 +106,17 @@ class RangeIterator(IterState):
             except (NotKept, NotComparable) as refused:
                 self._note(f"unrolled ({len(self.items)} iterations): {refused}")
                 self.ctx = None
-        return super().next_var()
+        var = super().next_var()
+        if self.pos == 2 and self.ctx is not None and self.reads_variable and var is not None:
+            var = loop_variable(self.ctx, self, var)
+        return var
+
+    def refuse(self, reason: str) -> None:
+        """Iteration 1 used the loop variable in a way one body cannot hold: the loop stays unrolled."""
+        if self.kept:  # (the states matched, so no value made from iteration 1's variable is left to use)
+            raise InternalCaptureError(f"the loop variable of a loop kept as a region is used after it: {reason}")
+        if self.refused is None:
+            self.refused = reason
 
     def _watch(self) -> None:
         ctx, frame = self.ctx, self.ctx.frame
@@ -102,7 +124,7 @@ class RangeIterator(IterState):
             self.frame, self.for_iter = frame, frame.ip - 1
             if frame.instructions[self.for_iter].opname != "FOR_ITER":
                 raise NotKept("the range is not iterated by a for statement")
-            self.variable = loop_variable_unused(frame.code, self.for_iter)
+            self.variable, self.reads_variable = loop_variable_stored(frame.code, self.for_iter)
         elif frame is not self.frame or frame.ip - 1 != self.for_iter:
             raise NotKept("the range is iterated by more than one loop")
         if TRACING_REGIONS:
@@ -117,6 +139,8 @@ class RangeIterator(IterState):
         self.states.append(LoopState(ctx, self, self.variable))
         if self.pos == 1:
             return
+        if self.refused is not None:
+            raise NotKept(self.refused)
         start, first, second = self.states
         difference = first.difference(second)
         if difference is not None:
@@ -126,9 +150,18 @@ class RangeIterator(IterState):
         if unrolled_nodes < MIN_UNROLLED_NODES:
             raise NotKept(f"unrolled it is about {unrolled_nodes} nodes, under the {MIN_UNROLLED_NODES} where a "
                           f"region pays for its cost per iteration")
+        index = None
+        if self.root is not None:
+            values = [var.value for var in self.items]
+            if any(b - a != 1 for a, b in zip(values, values[1:])):
+                raise NotKept("the loop variable is read and the range's step is not 1")
+            index = (self.root, values[0])
         from_start = start is not None and start.difference(first) is None
         body, peeled = keep_as_region(ctx.graph, self.marks, start if from_start else None, first, second,
-                                      len(self.items), ctx.loc())
+                                      len(self.items), ctx.loc(), index)
+        if self.root is not None:  # (iteration 1's nodes compute the last iteration)
+            self.root.node.attrs["value"] = self.items[-1].value
+        self.kept = True
         self.pos = len(self.items)
         frame.locals[self.variable] = self.items[-1]
         unrolled = "the last" if peeled == 1 else "the first and the last"
@@ -152,9 +185,10 @@ _READS_EVERY_LOCAL = frozenset({"locals", "vars", "eval", "exec"})
 _variable_cache = CodeCache()
 
 
-def loop_variable_unused(code, for_iter: int) -> str:
-    """The name the loop at instruction ``for_iter`` stores its item in, when no instruction of ``code`` reads it;
-    raises ``NotKept`` otherwise."""
+def loop_variable_stored(code, for_iter: int) -> tuple[str, bool]:
+    """The name the loop at instruction ``for_iter`` stores its item in, and whether any instruction of ``code``
+    reads it; raises ``NotKept`` when the body assigns it again (after the loop it would hold what the last
+    iteration made it, not the last item) or the function may read every local at once."""
     key = (code, for_iter)
     known = _variable_cache.get(key)
     if known is None:
@@ -173,29 +207,39 @@ def _loop_variable(code, for_iter: int):
         name = store.argval[0]
     else:
         return NotKept(f"the loop variable is stored by {store.opname}, not as a plain local")
+    end = next((k for k, ins in enumerate(instructions) if ins.offset == instructions[for_iter].argval),
+               len(instructions))
+    read = False
+    for k, ins in enumerate(instructions):
+        stored = ins.argval if ins.opname in ("STORE_FAST", "DELETE_FAST") else \
+            ins.argval[0] if ins.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST") else None
+        also = ins.argval[1] if ins.opname == "STORE_FAST_STORE_FAST" else None
+        if for_iter + 1 < k < end and name in (stored, also):
+            return NotKept(f"the loop variable {name!r} is assigned in the loop's body "
+                           f"({ins.positions.lineno if ins.positions else '?'})")
     for ins in instructions:
-        read = ()
+        read_now = ()
         if ins.opname in _READS_A_LOCAL:
-            read = (ins.argval,)
+            read_now = (ins.argval,)
         elif ins.opname == "LOAD_FAST_LOAD_FAST":
-            read = ins.argval
+            read_now = ins.argval
         elif ins.opname == "STORE_FAST_LOAD_FAST":
-            read = (ins.argval[1],)
+            read_now = (ins.argval[1],)
         elif ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval in _READS_EVERY_LOCAL:
             return NotKept(f"the function calls {ins.argval}(), which may read the loop variable")
-        if name in read:
-            return NotKept(f"the loop variable {name!r} is read ({ins.positions.lineno if ins.positions else '?'}); "
-                           f"only a loop whose body does not depend on the iteration is kept as a region")
-    return name
+        if name in read_now:
+            read = True
+    return name, read
 
 
 def keep_as_region(graph: Graph, marks: list[int], start: LoopState | None, first: LoopState,
-                   second: LoopState, trips: int, loc) -> tuple[Graph, int]:
+                   second: LoopState, trips: int, loc, index=None) -> tuple[Graph, int]:
     """Rewrite the graph so that iteration 1's nodes (``graph.nodes[marks[1]:]``) compute the last iteration,
     after a ``fori_loop`` node running the iterations before it (see the module docstring). With ``start`` (the
     state before iteration 0, matching ``first``), the region runs iteration 0 too, and iteration 0's nodes are
-    left unread (dead code, removed when the capture ends). Returns the body and how many iterations stay
-    unrolled (1 or 2)."""
+    left unread (dead code, removed when the capture ends). ``index``: (the graph value of iteration 1's loop
+    variable, the range's first item), when the body reads it: the body's ``i`` is then the item. Returns the
+    body and how many iterations stay unrolled (1 or 2)."""
     body_nodes = graph.nodes[marks[1]:]
     made = {v for node in body_nodes for v in node.outputs}
     carried, invariant = _carried_and_invariant(first, second, made)
@@ -213,12 +257,17 @@ def keep_as_region(graph: Graph, marks: list[int], start: LoopState | None, firs
             reads.append(v)
             read.add(v)
     carry = list(carried)
-    body = _body_graph(body_nodes, carry, [carried[v] for v in carry], reads, loc)
+    body = _body_graph(body_nodes, carry, [carried[v] for v in carry], reads, loc,
+                       None if index is None else index[0])
     if is_symbolic_graph(body):  # (a region's sizes are bound from its own inputs: not written for loops yet)
         raise NotKept("the body has symbolic sizes")
     initial = _initial_values(graph, marks, start, first, carry, reads) if start is not None else None
     at, lower, values = (marks[0], 0, [initial[v] for v in carry]) if initial is not None else (marks[1], 1, carry)
-    bounds = [Node(Op.CONST, (), {"value": n}, (TensorType.of(n),), loc) for n in (lower, trips - 1)]
+    while initial is not None and at < len(graph.nodes) and graph.nodes[at].op in _NO_INPUT_OPS and \
+            any(v in read for v in graph.nodes[at].outputs):  # (past the nodes _initial_values moved there)
+        at += 1
+    first_item = 0 if index is None else index[1]
+    bounds = [Node(Op.CONST, (), {"value": first_item + n}, (TensorType.of(n),), loc) for n in (lower, trips - 1)]
     operands = (bounds[0].output, bounds[1].output, *values, *reads)
     attrs = {"body": body}
     loop = Node(Op.FORI_LOOP, operands, attrs, opdef(Op.FORI_LOOP).infer(tuple(v.type for v in operands), attrs), loc)
@@ -278,13 +327,18 @@ def _carried_and_invariant(first: LoopState, second: LoopState, made: set) -> tu
     return carried, invariant
 
 
-def _body_graph(body_nodes: list[Node], carry: list, carry_out: list, reads: list, loc) -> Graph:
-    """The region: inputs ``(i, *carry, *reads)``, iteration 1's nodes copied, outputs ``(*next carry, *reads)``."""
+def _body_graph(body_nodes: list[Node], carry: list, carry_out: list, reads: list, loc, index=None) -> Graph:
+    """The region: inputs ``(i, *carry, *reads)``, iteration 1's nodes copied, outputs ``(*next carry, *reads)``;
+    ``index``, iteration 1's loop variable, is the input ``i``."""
     body = Graph("loop_body")
-    body.add_input("i", TensorType.of(1), loc)
+    i = body.add_input("i", TensorType.of(1), loc)
     mapping = {v: body.add_input(f"carry{k}", v.type, loc) for k, v in enumerate(carry)}
+    if index is not None:
+        mapping[index] = i
     mapping.update({v: body.add_input(f"read{k}", v.type, loc) for k, v in enumerate(reads)})
     for node in body_nodes:
+        if index is not None and node is index.node:
+            continue
         copy = Node(node.op, tuple(mapping[v] for v in node.inputs), _own_regions(node),
                     tuple(v.type for v in node.outputs), node.loc)
         body.nodes.append(copy)

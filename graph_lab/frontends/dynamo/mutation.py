@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from ..tensor import Tensor
-from . import masked, writeback
+from . import loop_index, masked, writeback
 from .frame import BreakGraph
 from .internal_errors import raises_for_the_program
 from .guard_set import Guard
@@ -100,13 +100,15 @@ def _number_from_inputs(var) -> bool:
     return var.source is not None and type(var.value) is int
 
 
-def store_key(ctx, key):
+def store_key(ctx, key, t=None):
     """The key of ``x[key] = v`` into a stand-in. An int read from the inputs (``self.cache[:, self.pos] = k``)
     is an operand of the graph, not a constant guarded to stay the same: a decoder writing at a growing position
     reuses one graph. (Only for stores: ``x[i]`` read with an index array would be a copy, not NumPy's view.)"""
     value = key.value
     if isinstance(value, Tensor):
         return value
+    if t is not None and (with_loop_variable := loop_index.index_key(ctx, t, key)) is not None:
+        return with_loop_variable
     if _number_from_inputs(key):
         return ctx.operand(key)
     items = ctx.containers.items(value) if type(value) is tuple and key.source is None else None
@@ -118,7 +120,7 @@ def store_key(ctx, key):
 
 def store_into(ctx, t: Tensor, key, value) -> None:
     """``t[key] = value`` into a stand-in; with a boolean mask, a ``where`` when it can be (``masked.py``)."""
-    k, v = store_key(ctx, key), ctx.operand(value)
+    k, v = store_key(ctx, key, t), ctx.operand(value)
     if not (masked.is_mask_of(k, t) and ctx._run(masked.store, (t, k, v), {})):
         ctx._run(operator.setitem, (t, k, v), {})
 

@@ -1,0 +1,219 @@
+"""The loop variable of a loop that may become a region: ``i`` of ``for i in range(1, n - 1)``, read by the body.
+
+A region runs one body for every iteration, so the body may depend on ``i`` only through values of the graph:
+``A[i, 1:-1]`` and ``A[i - 1, :-2]`` index with an int the graph receives (an ``At`` operand of the ``index``
+node, NumPy's integer indexing when it runs), ``x * i`` computes with it. A use of ``i`` that decides how the
+graph is *built* (``range(i)``, ``A[i, :i]`` whose length changes, ``if i == 5``, ``np.zeros(i)``) cannot be in
+one body: the loop stays unrolled.
+
+How the two are told apart: while iteration 1 is captured, the loop variable's Var has a ``LoopSource``, so the
+capture treats it as it treats a number read from the inputs. Arithmetic on it is done now and remembered as a
+``DerivedSource`` (``i - 1``); every use of such a number by Python code or NumPy at capture time guards it, and
+that guard is where a use that shapes the graph is seen (``note_python_use``): it makes the loop stay unrolled,
+with the reason. The uses that become graph values instead are the ones below (``index_key``, ``operand``).
+Capture goes on with the real number either way, so iteration 1's nodes are right whether the loop is kept or
+not: ``i``'s graph value is a constant node holding iteration 1's item, which ``loop_regions`` makes the body's
+input ``i`` (and the last iteration's item in the graph around the region).
+
+An int index must mean the same thing at every iteration the region runs: it is computed now for every item of
+the range, and must be an int (not a bool, which NumPy reads as a mask) within the axis (``-n <= v < n``; a
+negative index counts from the end at run time too). An index out of range at some iteration, where eager NumPy
+raises IndexError, keeps the loop unrolled, so that the error is raised where eager raises it.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ...ops.indexing import IntIndex
+from ..tensor import Tensor
+from .frame import Var
+from .sources import DerivedSource, Source
+
+_INT_ARITHMETIC = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
+                   operator.floordiv: operator.floordiv, operator.mod: operator.mod, operator.neg: operator.neg,
+                   operator.pos: operator.pos, operator.iadd: operator.add, operator.isub: operator.sub,
+                   operator.imul: operator.mul, operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}
+"""Python arithmetic on the loop variable that its graph value can do too (the in-place forms as ``j += 1`` on an
+int means them). The results are int64 values of the graph, the same ints as an index: each is computed now for
+every item, and kept within ``_EXACT`` so that int64 arithmetic gives Python's exact result."""
+
+_EXACT = 2 ** 62
+
+
+class LoopSource(Source):
+    """Where the loop variable's value at iteration 1 comes from: the loop (``watcher``, its ``RangeIterator``).
+    Equal only to itself. ``fetch`` gives that value: a guard on it holds on every call, since the range it is an
+    item of is itself guarded (and once a guard is made, the loop is unrolled: ``note_python_use``)."""
+
+    def __init__(self, watcher, name: str, value: int):
+        self.watcher, self.name, self.value = watcher, name, value
+        self.root: Tensor | None = None
+        """The graph value of ``i``: a constant node holding ``value``, made at the first use."""
+
+    def fetch(self, inputs):
+        return self.value
+
+    def describe(self) -> str:
+        return self.name
+
+
+def loop_variable(ctx, watcher, var: Var) -> Var:
+    """The Var the loop's variable is given at iteration 1: its item, with a ``LoopSource``."""
+    ctx.loop_variables += 1
+    return Var(var.value, LoopSource(watcher, watcher.variable, var.value))
+
+
+def _leaves(source, out: list) -> list:
+    if type(source) is DerivedSource:
+        for a in source.args:
+            if isinstance(a, Source):
+                _leaves(a, out)
+    else:
+        out.append(source)
+    return out
+
+
+def loop_sources(source) -> list[LoopSource]:
+    """The loop variables ``source`` was computed from."""
+    if type(source) is LoopSource:
+        return [source]
+    if type(source) is not DerivedSource:
+        return []
+    return [s for s in _leaves(source, []) if type(s) is LoopSource]
+
+
+def note_python_use(ctx, var: Var) -> bool:
+    """``var`` (guarded now) is used by Python or NumPy at capture: if it comes from a loop variable, that loop
+    stays unrolled (CaptureContext.guard calls this). True when ``var`` is computed from loop variables and
+    constants only: a number the loop's range decides, and the range is guarded, so it needs no guard itself."""
+    loops = loop_sources(var.source)
+    for loop in loops:
+        text = var.source.describe()
+        used = f"'{text}'" if text == loop.name else f"'{text}', computed from it,"
+        loop.watcher.refuse(f"the loop variable {loop.name!r} is read and {used} is used by Python code at "
+                            f"line {ctx.loc().lineno}, which may build each iteration's graph differently "
+                            f"(a range, a slice length, a branch, a shape); only a loop whose body uses it as a "
+                            f"graph value (an index, a number in array arithmetic) is kept as a region")
+    return bool(loops) and all(type(s) is LoopSource for s in _leaves(var.source, []))
+
+
+def _only_loop(source) -> LoopSource | None:
+    """The one loop variable ``source`` is computed from by ``_INT_ARITHMETIC`` and constants, else None."""
+    leaves = _leaves(source, [])
+    if not leaves or any(type(s) is not LoopSource for s in leaves) or len(set(map(id, leaves))) != 1:
+        return None
+    if not _int_arithmetic(source):
+        return None
+    return leaves[0]
+
+
+def _int_arithmetic(source) -> bool:
+    if type(source) is LoopSource:
+        return True
+    return source.fn in _INT_ARITHMETIC and all(_int_arithmetic(a) for a in source.args if isinstance(a, Source))
+
+
+def values_at(source, items: list) -> list:
+    """The value of ``source`` at each item of the loop; raises ArithmeticError or ValueError where Python's
+    arithmetic fails or leaves the exact range (the loop then stays unrolled)."""
+    return [_evaluate(source, item) for item in items]
+
+
+def _evaluate(source, item):
+    if type(source) is LoopSource:
+        return item
+    args = [_evaluate(a, item) if isinstance(a, Source) else a.value for a in source.args]
+    value = _INT_ARITHMETIC[source.fn](*args)
+    if type(value) is not int or not -_EXACT < value < _EXACT:
+        raise ValueError(f"{source.describe()} is {value!r} at {item}")
+    return value
+
+
+def graph_value(ctx, source) -> Tensor:
+    """The graph value of a number computed from the loop variable: ``i``'s constant node, then the arithmetic
+    on it recorded as graph operations (a new node for each use, so that an inner loop's body computes its own)."""
+    if type(source) is LoopSource:
+        if source.root is None:
+            source.root = Tensor(ctx.recorder, ctx.recorder.const(source.value, ctx.loc()))
+            source.watcher.root = source.root._value
+        return source.root
+    args = [graph_value(ctx, a) if isinstance(a, Source) else a.value for a in source.args]
+    return _INT_ARITHMETIC[source.fn](*args)
+
+
+def _usable(ctx, var: Var) -> LoopSource | None:
+    """The loop ``var``'s number may be a graph value of: computed from one loop variable only, by int
+    arithmetic, the loop still watched; else None."""
+    if not ctx.loop_variables or var.source is None or type(var.value) is not int:
+        return None
+    loop = _only_loop(var.source)
+    return loop if loop is not None and loop.watcher.refused is None and loop.watcher.ctx is ctx else None
+
+
+def operand(ctx, var: Var):
+    """``var`` as an operand of an array operation (``x * i``), or None when it is not from a loop variable.
+    ``i`` itself is its graph value, a Python int when the graph runs, weak in NumPy's promotion as eager's int
+    is. A number computed from it (``i - 1``) would be an int64 of the graph, which NumPy promotes differently
+    (``float32 * int64`` is float64): the loop stays unrolled, and the number is a constant of the graph."""
+    loops = loop_sources(var.source) if ctx.loop_variables and var.source is not None else []
+    if not loops:
+        return None
+    if type(var.source) is LoopSource and _usable(ctx, var) is not None:
+        return graph_value(ctx, var.source)
+    for loop in loops:
+        loop.watcher.refuse(f"'{var.source.describe()}', computed from the loop variable {loop.name!r}, is a "
+                            f"number in array arithmetic at line {ctx.loc().lineno}; only the loop variable "
+                            f"itself is (a Python int, which NumPy promotes as eager does)")
+    if any(type(s) is not LoopSource for s in _leaves(var.source, [])):
+        return None  # (computed from the inputs too, ``i + n``: a graph input, as any number read from them)
+    return var.value  # (a number the guarded range decides)
+
+
+def index_key(ctx, tensor: Tensor, key: Var):
+    """The key of ``tensor[key]`` (read or written) with each int computed from a loop variable an ``IntIndex``,
+    or None when the key holds none, or holds something else than ints, slices, None and ``...`` (then the usual
+    key is made, which guards the loop variable: the loop stays unrolled)."""
+    if not ctx.loop_variables:
+        return None
+    single = type(key.value) is not tuple
+    items = [key] if single else ctx.containers.items(key.value)
+    if items is None or not any(_usable(ctx, v) is not None for v in items):
+        return None
+    shape = tensor.type.shape
+    consumed = [0 if v.value is None or v.value is Ellipsis else 1 for v in items]
+    ellipsis = [k for k, v in enumerate(items) if v.value is Ellipsis]
+    if len(ellipsis) > 1 or sum(consumed) > len(shape):
+        return None
+    parts = []
+    for k, var in enumerate(items):
+        loop = _usable(ctx, var)
+        if loop is None:
+            if type(var.value) not in (int, slice) and var.value is not None and var.value is not Ellipsis or \
+                    type(var.value) is int and var.source is not None:
+                return None
+            parts.append(var.value)
+            continue
+        after_ellipsis = ellipsis and k > ellipsis[0]
+        axis = len(shape) - sum(consumed[k:]) if after_ellipsis else sum(consumed[:k])
+        n = shape[axis]
+        where = f"{var.source.describe()!r} (axis {axis} of {tensor.type}) at line {ctx.loc().lineno}"
+        if type(n) is not int:
+            loop.watcher.refuse(f"the index {where} is along a symbolic size")
+            return None
+        try:
+            values = values_at(var.source, [item.value for item in loop.watcher.items])
+        except (ArithmeticError, ValueError) as e:
+            loop.watcher.refuse(f"the index {where} cannot be computed at every iteration ({e})")
+            return None
+        outside = [(item.value, v) for item, v in zip(loop.watcher.items, values) if not -n <= v < n]
+        if outside:
+            item, v = outside[0]
+            loop.watcher.refuse(f"the index {where} is {v} when {loop.name} is {item}, out of bounds, where "
+                                f"eager NumPy raises IndexError")
+            return None
+        parts.append(IntIndex(graph_value(ctx, var.source), var.value))
+    for var in items:  # (the numbers of the key, used as they are)
+        if var.source is not None and _usable(ctx, var) is None:
+            ctx.use(var)
+    return parts[0] if single else tuple(parts)
