@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_loop_regions.py [--quick] [--cpu-time] [--only NAME]
 
-For each corpus kernel whose ``for _ in range(n)`` loop compile() can keep as a ``fori_loop`` region (and two
+For each corpus kernel whose ``for i in range(n)`` loop compile() can keep as a ``fori_loop`` region (and two
 stencils with many more steps), the kernel is compiled twice: with the loop a region whatever its size
 (``loop_regions.MIN_UNROLLED_NODES`` set to 0) and with loop regions turned off (``loop_regions.MIN_TRIPS`` set
 past any trip count: the loop unrolled, as before loop regions). The last column says what compile() does by
@@ -35,6 +35,7 @@ LONG = [
            400, 40),
     Kernel("heat_3d, 100 steps", "stencil", st.heat_3d, lambda n, rng: st.heat_3d_inputs(n, rng)[:2] + (100,),
            24, 8),
+    Kernel("seidel_rows, 200 rows", "stencil", st.seidel_rows, st.seidel_rows_inputs, 200, 8),
 ]
 
 
@@ -106,11 +107,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cpu-time", action="store_true")
-    parser.add_argument("--only", help="the kernels whose names start with this")
+    parser.add_argument("--only", help="the kernels whose names start with one of these (separated by commas)")
     opts = parser.parse_args(argv)
     clock = time.process_time if opts.cpu_time else time.perf_counter
     print(f"loop regions against unrolled loops\nmachine: {machine()}")
-    kernels = [k for k in CORPUS + LONG if k.name.startswith(opts.only or "") and not k.data_dependent]
+    prefixes = tuple((opts.only or "").split(","))
+    kernels = [k for k in CORPUS + LONG if k.name.startswith(prefixes) and not k.data_dependent]
     with AnySize():
         kernels = [k for k in kernels if keeps_a_region(k)]
     rows = [measure(k, opts.quick, clock) for k in kernels]

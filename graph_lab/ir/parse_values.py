@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.indexing import At, Slice, Slot
+from ..ops.indexing import At, Slice, Slot, Span
 from .lexer import Lexer, Token
 from .parse_literals import INT, Elements, LiteralParser
 from .parse_sizes import Paren, SizeParser, is_dtype_name
@@ -177,8 +177,17 @@ class ValueParser(SizeParser, LiteralParser):
         tok = self.lex.peek()
         if tok.is_("...") or tok.is_("None") or tok.kind == "slot":
             self.lex.next()
+            if tok.kind == "slot" and tok.text[0] == "@":
+                if self.accept(":"):  # @1:+3, a Span
+                    if not self.accept("+"):
+                        raise self.error(self.lex.peek(), "'+' and the length of the slice (@N:+length)")
+                    length = self.key_int()
+                    if type(length) is not int:
+                        raise self.error(tok, "an int length of the slice (@N:+length)")
+                    return Span(int(tok.text[1:]), length)
+                return At(int(tok.text[1:]))
             if tok.kind == "slot":
-                return (At if tok.text[0] == "@" else Slot)(int(tok.text[1:]))
+                return Slot(int(tok.text[1:]))
             return Ellipsis if tok.is_("...") else None
         start = self.key_int()
         if not self.accept(":"):

@@ -5,10 +5,9 @@ A key is stored as a template: ints, ``Slice``\\ s, ``None`` and ``...`` stay st
 ``Slot`` holding its operand position. So ``h[:, [-1], :]`` and ``emb[token_ids]`` are both one ``index`` node
 that runs as NumPy's own ``x[key]``, with NumPy's exact semantics.
 
-An int known only when the graph runs (a loop region's index ``i``: ``A[i, 1:-1]``, ``A[i - 1]``) is an operand
-too, named by an ``At``: unlike an index array it is an *integer* index, as NumPy sees a Python int (basic
-indexing: a view, one axis removed, a negative index counting from the end, IndexError when out of range).
-A frontend asks for one by putting an ``IntIndex`` in the key.
+An int known only when the graph runs (a loop region's index ``i``: ``A[i, 1:-1]``, ``A[:, k:k + 2]``) is an
+operand too, named by an ``At`` or a ``Span`` (``ops/int_index.py``): NumPy's integer indexing, not an index
+array's.
 
 Slice bounds and integer indices may be symbolic sizes (``x[:T-1]``, ``x[d//2]``): they are bound when the graph
 runs. Shapes with symbols follow NumPy's indexing rules written out below (``_symbolic_indexed_shape``); static
@@ -28,6 +27,7 @@ from ..ir.shape_env import require
 from ..ir.symbolic import Expr, unwrap
 from ..ir.types import TensorType
 from .base import Op, OpDef, broadcast, is_tensorlike, register, same_size, shape_of, shape_text
+from .int_index import At, IntIndex, Span, check_spans, has_spans, known_index, span_slice, view_key  # noqa: F401
 
 
 class Slice(NamedTuple):
@@ -52,37 +52,6 @@ class Slot(NamedTuple):
 
     def __str__(self) -> str:
         return f"${self.pos}"
-
-
-class At(NamedTuple):
-    """An integer index that is the node's operand number ``pos`` (a 0-d integer value, read as a Python int)."""
-
-    pos: int
-
-    def __str__(self) -> str:
-        return f"@{self.pos}"
-
-
-class IntIndex:
-    """In a key given to ``bind_key``: ``value`` (a 0-d integer tensor) is an integer index known when the graph
-    runs, to be an ``At`` operand. ``now`` is its value during capture (what a view made with it is rebuilt from,
-    ``fill_key``). (Not a tuple: a tuple in a key is an index array.)"""
-
-    __slots__ = ("value", "now")
-
-    def __init__(self, value, now: int | None):
-        self.value, self.now = value, now
-
-    def __repr__(self) -> str:
-        return f"IntIndex({self.now})"
-
-
-def view_key(key: tuple, operands) -> tuple:
-    """``key`` with each ``At`` given back as the ``IntIndex`` of its operand: the key of a view, from which a
-    write through the view is recorded again (``bind_key`` numbers the operand anew)."""
-    if not any(type(k) is At for k in key):
-        return key
-    return tuple(IntIndex(operands[k.pos], None) if type(k) is At else k for k in key)
 
 
 def format_key(key: tuple) -> str:
@@ -118,7 +87,8 @@ def bind_key(key, first_pos: int, shape: tuple | None = None) -> tuple[tuple, li
             template.append(Slice(_static(k.start, "a slice start"), _static(k.stop, "a slice stop"),
                                   _static(k.step, "a slice step")))
         elif type(k) is IntIndex:
-            template.append(At(first_pos + len(operands)))
+            pos = first_pos + len(operands)
+            template.append(At(pos) if k.length is None else Span(pos, k.length))
             operands.append(k.value)
         elif isinstance(k, bool) or isinstance(k, np.bool_):
             raise OpError("index: a Python bool as an index is not supported; use a boolean expression with "
@@ -176,8 +146,8 @@ def _check_mask(shape: tuple, axis: int, mask_shape: tuple) -> None:
 
 def fill_key(key: tuple, operands) -> tuple:
     return tuple(operands[k.pos] if isinstance(k, Slot) else k.to_slice() if isinstance(k, Slice) else
-                 operator.index(operands[k.pos]) if type(k) is At else k.now if type(k) is IntIndex else k
-                 for k in key)
+                 operator.index(operands[k.pos]) if type(k) is At else span_slice(operands[k.pos], k.length)
+                 if type(k) is Span else known_index(k) if type(k) is IntIndex else k for k in key)
 
 
 def is_basic(key: tuple) -> bool:
@@ -213,7 +183,7 @@ def indexed_shape(shape: tuple[int, ...], key: tuple, operands) -> tuple[int, ..
 
 
 def _any_symbolic(shape, key, operands) -> bool:
-    if any(type(d) is not int for d in shape) or any(isinstance(k, Expr) for k in key):
+    if any(type(d) is not int for d in shape) or any(isinstance(k, Expr) or type(k) is Span for k in key):
         return True
     if any(isinstance(k, Slice) and any(isinstance(v, Expr) for v in k) for k in key):
         return True
@@ -244,6 +214,11 @@ def _symbolic_indexed_shape(shape: tuple, key: tuple, operands) -> tuple:
         n = next(dims)
         if isinstance(k, Slice):
             out.append(slice_length(n, k))
+            continue
+        if type(k) is Span:
+            if type(n) is int and n < k.length:
+                raise OpError(f"index: a slice of {k.length} items from an axis of size {n}")
+            out.append(k.length)
             continue
         if isinstance(k, Slot):
             blocks.append(_index_array_shape(n, operands[k.pos]))
@@ -316,6 +291,8 @@ def _clamp(v, n, default, lower, upper):
 
 
 def _index(*operands, key):
+    if has_spans(key):
+        check_spans(operands[0], key, operands)
     return operands[0][fill_key(key, operands)]
 
 
@@ -340,10 +317,12 @@ def _check_slots(types, key):
         if isinstance(k, Slot):
             if not 0 < k.pos < len(types) or not np.issubdtype(types[k.pos].dtype, np.integer):
                 raise OpError(f"index: slot ${k.pos} must name an integer operand")
-        elif type(k) is At:
+        elif type(k) is At or type(k) is Span:
             if not 0 < k.pos < len(types) or not np.issubdtype(types[k.pos].dtype, np.integer) or \
                     types[k.pos].shape != () or types[k.pos].dtype == np.bool_:
                 raise OpError(f"index: @{k.pos} must name a 0-d integer operand (an int index)")
+            if type(k) is Span and (type(k.length) is not int or k.length < 0):
+                raise OpError(f"index: the length of {k} must be an int >= 0")
 
 
 register(OpDef(Op.INDEX, "index", _bind_index, _infer_index, _index, "ndarray.__getitem__",
@@ -357,6 +336,8 @@ repeated index applies the ufunc once per occurrence (plain ``x[idx] = v`` keeps
 
 
 def _index_update(*operands, key, mode=None):
+    if has_spans(key):
+        check_spans(operands[0], key, operands)
     out = np.array(operands[0], copy=True)
     if mode is None:
         out[fill_key(key, operands)] = operands[1]
@@ -369,6 +350,8 @@ def index_update_in_place(*operands, key, mode=None):
     """``index_update`` written into its base array itself, which is returned: for a backend that knows nothing
     reads the base's old value any more (``backends/inplace.py``). The same assignment, so the same values."""
     base = operands[0]
+    if has_spans(key):
+        check_spans(base, key, operands)
     if mode is None:
         base[fill_key(key, operands)] = operands[1]
     else:

@@ -73,3 +73,34 @@ def test_the_rule_refuses_an_int_index_that_is_not_one_int(operand, message):
         '  %2: f64[3] = index %0, %1 key=[@1, 1:-1]\n  return %2\n}'
     with pytest.raises(gl.GraphLabError, match=message):
         gl.parse(text)
+
+
+SPAN = """graph columns {
+  %0: f64[3,6] = input "A"
+  %1: int = input "k"
+  %2: f64[3,2] = index %0, %1 key=[:, @1:+2]
+  %3: f64[3,6] = index_update %0, %2, %1 key=[:, @2:+2] mode="add"
+  return %3
+}"""
+
+
+def test_a_span_reads_back_and_runs_as_numpys_slice():
+    graph = gl.parse(SPAN)
+    assert str(graph).splitlines() == SPAN.splitlines()
+    A = np.random.default_rng(3).random((3, 6))
+    for k in (0, 3, 4, -6, -3):
+        expected = A.copy()
+        np.add.at(expected, (slice(None), slice(k, k + 2)), A[:, k:k + 2])
+        for run in (lambda **kw: gl.run(graph, kw), compile_graph(graph, "codegen")):
+            got = run(A=A.copy(), k=k)
+            np.testing.assert_array_equal(got[0] if isinstance(got, (tuple, list)) else got, expected, strict=True)
+
+
+@pytest.mark.parametrize("k", [5, -1, 6])
+def test_a_span_past_the_end_of_its_axis_raises_instead_of_shrinking(k):
+    graph = gl.parse(SPAN)
+    assert np.ones((3, 6))[:, k:k + 2].shape[1] < 2  # (NumPy's own slice is shorter: f64[3,2] would be wrong)
+    for run in (lambda **kw: gl.run(graph, kw), compile_graph(graph, "codegen")):
+        with pytest.raises(Exception, match=f"slice {k}:{k + 2} is not 2 items long in axis 1 with size 6"):
+            run(A=np.ones((3, 6)), k=k)
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 import types
 
+from . import loop_index
 from .frame import NULL, NULL_VAR, BreakGraph, IterState, Return, Unsupported, Var
 from .internal_errors import raises_for_the_program
 # (The table is read through this module, which fills it: importing it registers every handler.)
@@ -242,6 +243,8 @@ def _build_slice(frame, ins):
 
 
 def slice_of(frame, parts: list[Var]) -> Var:
+    if getattr(frame.ctx, "loop_variables", 0) and (made := loop_index.slice_of(parts)) is not None:
+        return made
     return Var(slice(*[frame.ctx.use(v) for v in parts]))
 
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import operator
 
+from ...ops import Op, opdef
 from ...ops.indexing import IntIndex
 from ..tensor import Tensor
 from .frame import Var
-from .sources import DerivedSource, Source
+from .sources import Const, DerivedSource, Source
 
 _INT_ARITHMETIC = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
                    operator.floordiv: operator.floordiv, operator.mod: operator.mod, operator.neg: operator.neg,
@@ -170,6 +171,54 @@ def operand(ctx, var: Var):
     return var.value  # (a number the guarded range decides)
 
 
+def slice_of(parts: list[Var]) -> Var | None:
+    """``a:b`` or ``a:b:c`` with a bound computed from a loop variable: a slice whose source says so (a use of it
+    by Python code is seen when it is guarded, as for the numbers); None when no bound is."""
+    if not any(loop_sources(p.source) for p in parts if p.source is not None):
+        return None
+    args = tuple(p.source if p.source is not None else Const(p.value) for p in parts)
+    text = ":".join("" if p.source is None and p.value is None else "{%d}" % k for k, p in enumerate(parts))
+    return Var(slice(*[p.value for p in parts]), DerivedSource(slice, args, text))
+
+
+def _span(ctx, tensor: Tensor, var: Var, axis: int) -> IntIndex | None:
+    """``tensor[..., a:b, ...]`` along ``axis`` with ``a`` from the loop variable: the ``Span`` ``a : a + L``
+    when at every item of the range NumPy's slice ``a:b`` is those ``L`` items; else None, with the loop
+    refused."""
+    start, stop = var.source.args[0], var.source.args[1]
+    step = var.source.args[2] if len(var.source.args) == 3 else Const(None)
+    where = f"the slice {var.source.describe()!r} (axis {axis} of {tensor.type}) at line {ctx.loc().lineno}"
+    start_var = Var(var.value.start, start if isinstance(start, Source) else None)
+    loop = _usable(ctx, start_var) if isinstance(start, Source) else None
+    if loop is None or not isinstance(step, Const) or step.value not in (None, 1):
+        for other in loop_sources(var.source):
+            other.watcher.refuse(f"{where} is not a slice a:b of a fixed length whose start a is computed from the "
+                                 f"loop variable {other.name!r} (its length may change with it)")
+        return None
+    n = tensor.type.shape[axis]
+    items = [item.value for item in loop.watcher.items]
+    try:
+        starts = values_at(start, items)
+        stops = values_at(stop, items) if isinstance(stop, Source) and _only_loop(stop) is loop else \
+            [stop.value] * len(items) if isinstance(stop, Const) and type(stop.value) is int else None
+    except (ArithmeticError, ValueError) as e:
+        loop.watcher.refuse(f"{where} cannot be computed at every iteration ({e})")
+        return None
+    if stops is None or type(n) is not int:
+        return None
+    length = len(range(n)[starts[0]:stops[0]])
+    for item, a, b in zip(items, starts, stops):
+        if range(n)[a:b] != range(n)[a:a + length] or len(range(n)[a:b]) != length:
+            loop.watcher.refuse(f"{where} has a length that changes with {loop.name} ({length} items when it is "
+                                f"{items[0]}, {len(range(n)[a:b])} when it is {item})")
+            return None
+    return IntIndex(graph_value(ctx, start), var.value.start, length)
+
+
+def _loop_slice(var: Var) -> bool:
+    return type(var.value) is slice and type(var.source) is DerivedSource and var.source.fn is slice
+
+
 def index_key(ctx, tensor: Tensor, key: Var):
     """The key of ``tensor[key]`` (read or written) with each int computed from a loop variable an ``IntIndex``,
     or None when the key holds none, or holds something else than ints, slices, None and ``...`` (then the usual
@@ -178,7 +227,7 @@ def index_key(ctx, tensor: Tensor, key: Var):
         return None
     single = type(key.value) is not tuple
     items = [key] if single else ctx.containers.items(key.value)
-    if items is None or not any(_usable(ctx, v) is not None for v in items):
+    if items is None or not any(_usable(ctx, v) is not None or _loop_slice(v) for v in items):
         return None
     shape = tensor.type.shape
     consumed = [0 if v.value is None or v.value is Ellipsis else 1 for v in items]
@@ -187,15 +236,21 @@ def index_key(ctx, tensor: Tensor, key: Var):
         return None
     parts = []
     for k, var in enumerate(items):
+        after_ellipsis = ellipsis and k > ellipsis[0]
+        axis = len(shape) - sum(consumed[k:]) if after_ellipsis else sum(consumed[:k])
+        if _loop_slice(var):
+            span = _span(ctx, tensor, var, axis)
+            if span is None:
+                return None
+            parts.append(span)
+            continue
         loop = _usable(ctx, var)
         if loop is None:
             if type(var.value) not in (int, slice) and var.value is not None and var.value is not Ellipsis or \
-                    type(var.value) is int and var.source is not None:
+                    var.source is not None:
                 return None
             parts.append(var.value)
             continue
-        after_ellipsis = ellipsis and k > ellipsis[0]
-        axis = len(shape) - sum(consumed[k:]) if after_ellipsis else sum(consumed[:k])
         n = shape[axis]
         where = f"{var.source.describe()!r} (axis {axis} of {tensor.type}) at line {ctx.loc().lineno}"
         if type(n) is not int:
@@ -213,7 +268,22 @@ def index_key(ctx, tensor: Tensor, key: Var):
                                 f"eager NumPy raises IndexError")
             return None
         parts.append(IntIndex(graph_value(ctx, var.source), var.value))
-    for var in items:  # (the numbers of the key, used as they are)
-        if var.source is not None and _usable(ctx, var) is None:
-            ctx.use(var)
     return parts[0] if single else tuple(parts)
+
+
+def concrete_view_attrs(attrs: dict) -> dict:
+    """The attributes of an ``index`` view with each ``IntIndex`` given its value now, for rebuilding the view on
+    the real array after the graph (a view made with a loop variable and held at a graph break)."""
+    key = attrs["key"]
+    if not any(type(k) is IntIndex and k.now is None for k in key):
+        return attrs
+    return {**attrs, "key": tuple(IntIndex(k.value, _now(k.value._value), k.length)
+                                  if type(k) is IntIndex and k.now is None else k for k in key)}
+
+
+def _now(value):
+    """The value of an int the capture computed from constants (a loop variable's constant node)."""
+    node = value.node
+    if node.op == Op.CONST:
+        return node.attrs["value"]
+    return opdef(node.op).impl(*[_now(v) for v in node.inputs], **node.attrs)

@@ -24,6 +24,7 @@ from ...ir.types import TensorType
 from ...ops import Op, opdef
 from ...ops.indexing import fill_key
 from ..tensor import Tensor
+from . import loop_index
 from .frame import NULL, CodeCache, IterState, Var, instructions_of
 from .guard_set import Guard, GuardSet
 from .iterators import LazyIter
@@ -473,7 +474,7 @@ class RecipeMaker:
             return ("view", self.tensor(alias[2]), node.op, node.attrs)
         if t._view is not None:
             base, op, attrs = t._view
-            return ("view", self.tensor(base), op, attrs)
+            return ("view", self.tensor(base), op, loop_index.concrete_view_attrs(attrs) if op == Op.INDEX else attrs)
         source = self.ctx.writes.source_of(t) if self.ctx.writes else None
         if source is not None:  # an array of the caller's, written into: it is the caller's array again
             return ("source", source)

@@ -159,8 +159,8 @@ def test_a_slice_whose_length_depends_on_i_stays_unrolled():
         return A
 
     _unrolled_because(prefix_rows, lambda: (np.random.default_rng(10).random((10, 10)), 10),
-                      "unrolled (9 iterations): the loop variable 'i' is read and 'i' is used by Python code",
-                      "a slice length")
+                      "unrolled (9 iterations): the slice ':i' (axis 1 of f64[10,10]) at line",
+                      "is not a slice a:b of a fixed length whose start a is computed from the loop variable 'i'")
 
 
 def test_range_of_i_and_a_shape_of_i_stay_unrolled():
@@ -271,3 +271,52 @@ def test_a_number_from_i_and_an_argument_is_read_again_on_each_call():
     cf = gl.compile(offset)
     for k in (1, 5, -2):
         run_both(offset, lambda: (np.zeros(3), 9, k), cf=cf)
+
+
+def columns(A, out, n):
+    for k in range(n):
+        out[:, k:k + 2] = A[:, k:k + 2] * 2.0 + A[:, k + 1:k + 3]  # slices of two items starting at k
+    return out
+
+
+def test_a_slice_of_a_fixed_length_starting_at_i_is_kept():
+    make = lambda: (np.random.default_rng(11).random((4, 12)), np.zeros((4, 12)), 9)
+    run_both(columns, make)
+    (loop,) = fori_loops(columns, make)
+    assert "key=[:, @1:+2]" in str(loop.attrs["body"])
+
+
+def test_the_corpus_convolution_keeps_both_loops():
+    from benchmarks.corpus import CORPUS
+    kernel = next(k for k in CORPUS if k.name == "conv2d_fill")
+    make = kernel.inputs
+    run_both(kernel.fn, make)
+    assert sum("kept as a fori_loop region" in note for note in notes(kernel.fn, make)) == 2
+
+
+def test_a_slice_whose_start_wraps_differently_stays_unrolled():
+    def window(x, y, n):
+        for k in range(n):
+            y[k] = x[k - 3:k - 1].sum()  # x[-3:-1] first, then x[-1:1], which is empty
+        return y
+
+    _unrolled_because(window, lambda: (np.arange(12.0), np.zeros(12), 12),
+                      "the slice '(k - 3):(k - 1)' (axis 0 of f64[12])", "has a length that changes with k")
+
+
+OUTSIDE: list = []
+
+
+def test_a_view_made_with_i_and_held_at_a_graph_break_is_rebuilt_with_its_index():
+    def breaks_at_iteration_1(A, n):
+        seen = []
+        for i in range(n):
+            row = A[i - 1]
+            row *= 2.0
+            if seen:
+                OUTSIDE.append(i)  # a side effect from iteration 1 on: the graph breaks with row held
+            seen.append(0)
+            row += 1.0
+        return A
+
+    run_both(breaks_at_iteration_1, lambda: (np.random.default_rng(12).random((10, 3)), 9))
