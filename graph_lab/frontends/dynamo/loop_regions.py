@@ -61,6 +61,13 @@ in tens of milliseconds, and the unrolled code runs a little faster: a region ad
 copy of the arrays it carries, and leaves one iteration unrolled (docs/performance.md: 0.77x against 0.95x eager
 for a 20-step stencil of 280 nodes, the same speed at 1,000 steps, where compiling it unrolled takes 2 s)."""
 
+INDEXED_BODY_FACTOR = 4
+"""A loop whose body uses its variable (``A[i, 1:-1]``, ``x[:, 2 * i:2 * i + 2]``) is kept only when unrolled it
+would be this many times ``MIN_UNROLLED_NODES``: unrolled, each index is a constant the backend builds C kernels
+on, while the region's indices are known only when it runs (docs/performance.md: maxpool_fill, 1,040 nodes, 0.92x
+eager as a region against 1.68x unrolled; seidel_rows at 200 rows, 7,524 nodes, the same speed both ways and a
+first call 42x faster as a region)."""
+
 _NO_INPUT_OPS = frozenset({Op.CONST, Op.SIZE})
 """Nodes that read nothing and compute the same value wherever they run: a body may read one made before it."""
 
@@ -147,9 +154,11 @@ class RangeIterator(IterState):
             raise NotKept(f"the Python state changes from one iteration to the next ({difference}), so later "
                           f"iterations may be captured differently")
         unrolled_nodes = len(self.items) * sum(node.op not in SOURCE_OPS for node in ctx.graph.nodes[self.marks[1]:])
-        if unrolled_nodes < MIN_UNROLLED_NODES:
-            raise NotKept(f"unrolled it is about {unrolled_nodes} nodes, under the {MIN_UNROLLED_NODES} where a "
-                          f"region pays for its cost per iteration")
+        least = MIN_UNROLLED_NODES * (INDEXED_BODY_FACTOR if self.root is not None else 1)
+        if unrolled_nodes < least:
+            whose = " whose body uses the loop variable" if self.root is not None else ""
+            raise NotKept(f"unrolled it is about {unrolled_nodes} nodes, under the {least} where a region{whose} "
+                          f"pays for its cost per iteration")
         index = None
         if self.root is not None:
             values = [var.value for var in self.items]

@@ -320,3 +320,17 @@ def test_a_view_made_with_i_and_held_at_a_graph_break_is_rebuilt_with_its_index(
         return A
 
     run_both(breaks_at_iteration_1, lambda: (np.random.default_rng(12).random((10, 3)), 9))
+
+
+def test_a_body_using_i_is_kept_from_four_times_the_size(monkeypatch):
+    make = CASES["from_the_end"][1]
+    monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", 10 ** 6)
+    (note,) = notes(from_the_end, make)
+    nodes = int(note.split("unrolled it is about ")[1].split()[0])
+    monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", nodes // 2)
+    (note,) = notes(from_the_end, make)
+    assert note.endswith(f"unrolled it is about {nodes} nodes, under the {4 * (nodes // 2)} where a region whose "
+                         f"body uses the loop variable pays for its cost per iteration")
+    monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", nodes // 4)
+    assert "kept as a fori_loop region" in notes(from_the_end, make)[0]
+    run_both(from_the_end, make)
