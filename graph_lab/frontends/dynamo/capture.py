@@ -87,6 +87,7 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
         self.dynamic_ints: frozenset | set = frozenset()  # sources of the ints read as size symbols (dynamic_ints)
         self.int_symbols: dict = {}  # source -> the SymInt it was read as
         self.loop_variables = 0  # how many loop variables were given a LoopSource (loop_index.py)
+        self.loop_roots: set[int] = set()  # id() of the constant node of each, once used (loop_index.graph_value)
         # Work done once per capture rather than at each loop iteration (see guard, load_global, load_attr):
         self._guarded: dict[int, Var] = {}  # id(Var) -> the Var, for each Var whose guards are in the set
         self._global_vars: dict[tuple, Var] = {}  # (id(namespace), name) -> the Var read, for modules, functions

@@ -26,7 +26,7 @@ from __future__ import annotations
 import operator
 
 from ...ops import Op, opdef
-from ...ops.indexing import IntIndex
+from ...ops.indexing import At, IntIndex, Slice, Slot, Span
 from ..tensor import Tensor
 from .frame import Var
 from .sources import Const, DerivedSource, Source
@@ -138,6 +138,7 @@ def graph_value(ctx, source) -> Tensor:
         if source.root is None:
             source.root = Tensor(ctx.recorder, ctx.recorder.const(source.value, ctx.loc()))
             source.watcher.root = source.root._value
+            ctx.loop_roots.add(id(source.root._value.node))
         return source.root
     args = [graph_value(ctx, a) if isinstance(a, Source) else a.value for a in source.args]
     return _INT_ARITHMETIC[source.fn](*args)
@@ -281,9 +282,48 @@ def concrete_view_attrs(attrs: dict) -> dict:
                                   if type(k) is IntIndex and k.now is None else k for k in key)}
 
 
-def _now(value):
-    """The value of an int the capture computed from constants (a loop variable's constant node)."""
+def _now(value, roots: set | None = None, root=None):
+    """The value of an int the capture computed from constants (a loop variable's constant node), or None;
+    with ``roots`` (of every loop variable), from no loop variable's constant but ``root``."""
     node = value.node
     if node.op == Op.CONST:
-        return node.attrs["value"]
-    return opdef(node.op).impl(*[_now(v) for v in node.inputs], **node.attrs)
+        if roots is not None and id(node) in roots and node is not root:
+            return None  # (another loop's variable, whose loop may still become a region)
+        return node.attrs["value"] if type(node.attrs["value"]) is int else None
+    if node.op not in _INT_OPS:
+        return None
+    args = [_now(v, roots, root) for v in node.inputs]
+    return None if None in args else operator.index(opdef(node.op).impl(*args, **node.attrs))
+
+
+_INT_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.FLOORDIV, Op.MOD, Op.NEG})
+"""The graph operations ``graph_value`` records for ``_INT_ARITHMETIC`` (``pos`` records none)."""
+
+
+def constant_indices(ctx, nodes: list, root) -> None:
+    """Iteration 1's nodes of a loop that stays unrolled: each int index or span computed from its loop
+    variable's constant (``root``) becomes a constant of the key again (``x[3]``, ``x[3:5]``), as every other
+    iteration has it, so that the backend builds its kernels on it as on theirs. The same NumPy indexing either
+    way. (An index computed from an outer loop's variable too stays as it is: that loop may be kept.)"""
+    for node in nodes:
+        if node.op not in (Op.INDEX, Op.INDEX_UPDATE):
+            continue
+        key = node.attrs["key"]
+        known = {k.pos: _now(node.inputs[k.pos], ctx.loop_roots, root.node) for k in key
+                 if type(k) is At or type(k) is Span}
+        known = {pos: v for pos, v in known.items() if v is not None}
+        if not known:
+            continue
+        kept = [pos for pos in range(len(node.inputs)) if pos not in known]
+        moved = {old: new for new, old in enumerate(kept)}
+        items = []
+        for k in key:
+            if (type(k) is At or type(k) is Span) and k.pos in known:
+                s = known[k.pos]
+                items.append(s if type(k) is At else Slice(s, s + k.length, None))
+            elif isinstance(k, (Slot, At, Span)):
+                items.append(k._replace(pos=moved[k.pos]))
+            else:
+                items.append(k)
+        node.inputs = tuple(node.inputs[pos] for pos in kept)
+        node.attrs = {**node.attrs, "key": tuple(items)}

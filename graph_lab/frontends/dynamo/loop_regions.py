@@ -47,7 +47,7 @@ from ...ops import SOURCE_OPS, Op, opdef
 from ..tensor import TRACING_REGIONS
 from ...errors import InternalCaptureError
 from .frame import CodeCache, IterState, instructions_of
-from .loop_index import loop_variable
+from .loop_index import constant_indices, loop_variable
 from .loop_state import LoopState, NotComparable
 
 MIN_TRIPS = 8
@@ -112,6 +112,8 @@ class RangeIterator(IterState):
                 self._watch()
             except (NotKept, NotComparable) as refused:
                 self._note(f"unrolled ({len(self.items)} iterations): {refused}")
+                if self.root is not None:  # (unrolled, iteration 1 indexes with constants as the others do)
+                    constant_indices(self.ctx, self.ctx.graph.nodes[self.marks[1]:], self.root)
                 self.ctx = None
         var = super().next_var()
         if self.pos == 2 and self.ctx is not None and self.reads_variable and var is not None:

@@ -334,3 +334,12 @@ def test_a_body_using_i_is_kept_from_four_times_the_size(monkeypatch):
     monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", nodes // 4)
     assert "kept as a fori_loop region" in notes(from_the_end, make)[0]
     run_both(from_the_end, make)
+
+
+def test_an_unrolled_inner_loop_keeps_the_outer_variable_of_a_kept_outer_loop(monkeypatch):
+    monkeypatch.setattr(loop_regions, "MIN_UNROLLED_NODES", 25)  # inner loop 9 x 5 nodes: unrolled; outer: kept
+    make = lambda: (np.random.default_rng(13).random((9, 9)), 9)
+    run_both(nested, make)
+    text = notes(nested, make)
+    assert any("loop at test_loop_index.py" in note and "kept as a fori_loop region" in note for note in text)
+    assert any("under the 100 where a region whose body uses the loop variable" in note for note in text)
