@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import weakref
 
+from ...errors import InternalCaptureError
 from ...ir.graph import Graph, Node
 from ...ir.sizes import is_symbolic_graph
 from ...ir.subgraphs import copy_graph
 from ...ir.types import TensorType
 from ...ops import SOURCE_OPS, Op, opdef
 from ..tensor import TRACING_REGIONS
-from ...errors import InternalCaptureError
 from .frame import CodeCache, IterState, instructions_of
 from .loop_index import constant_indices, loop_variable
 from .loop_state import LoopState, NotComparable
