@@ -1,8 +1,8 @@
 """Loop regions whose body reads the loop variable (graph_lab/frontends/dynamo/loop_index.py): ``A[i, 1:-1]``,
 ``x[i - 1]``, ``x * i`` make one body for every iteration, with ``i`` its input; a use of ``i`` that shapes the
 graph keeps the loop unrolled, and explain() says why. Every test compares with eager NumPy bit for bit (results
-and the arguments' final contents), and the kept loops with the same loop unrolled. (seidel_rows, floyd_warshall and xorshift_uniform are the
-benchmark corpus's kernels.)"""
+and the arguments' final contents), and the kept loops with the same loop unrolled. (seidel_rows,
+floyd_warshall and xorshift_uniform are the benchmark corpus's kernels.)"""
 
 import numpy as np
 import pytest
@@ -50,6 +50,10 @@ def nested(A, n):
         for j in range(n):
             A[i, j] = A[i - 1, j] + A[i, j - 1] * 0.25
     return A
+
+
+BREAKS_EVERY_ITERATION = pytest.mark.filterwarnings("ignore::graph_lab.frontends.dynamo.resume.BreakBudgetWarning")
+"""For the tests whose loop breaks the graph at every iteration on purpose (compile() then warns once)."""
 
 
 def run_both(fn, make, *, cf=None):
@@ -241,6 +245,7 @@ def test_an_index_out_of_range_at_a_later_iteration_keeps_the_loop_unrolled():
     assert "is 10 when i is 9, out of bounds, where eager NumPy raises IndexError" in text
 
 
+@BREAKS_EVERY_ITERATION
 def test_a_bool_made_from_i_is_a_mask_as_in_eager():
     def masked(x, n):
         for i in range(n):
@@ -307,6 +312,7 @@ def test_a_slice_whose_start_wraps_differently_stays_unrolled():
 OUTSIDE: list = []
 
 
+@BREAKS_EVERY_ITERATION
 def test_a_view_made_with_i_and_held_at_a_graph_break_is_rebuilt_with_its_index():
     def breaks_at_iteration_1(A, n):
         seen = []
