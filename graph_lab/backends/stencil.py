@@ -77,6 +77,34 @@ class Stencil:
     def outputs(self, graph: Graph) -> list[Value]:
         return [self.update.output]
 
+    # (what the fused backend asks of a stencil kernel and of a ``c_programs.Program`` alike)
+    @property
+    def call_name(self) -> str:
+        return f"stencil{self.index}"
+
+    @property
+    def call_node(self) -> Node:
+        return self.update
+
+    def taken(self) -> list[Node]:
+        return self.nodes + [self.update]
+
+    def results(self) -> list[Value]:
+        return [self.update.output]
+
+    def make_kernel(self) -> CKernel:
+        return stencil_kernel(self)
+
+    def make_call(self, fn, graph: Graph):
+        return stencil_call(fn, self, graph)
+
+    def statement(self, node: Node, ctx) -> tuple[str, str]:
+        if node is not self.update:
+            return "", ""
+        code = f"stencil{self.index}({', '.join(ctx.var(v) for v in self.bases)})"
+        ctx.numbering[node.output] = ctx.numbering[self.bases[-1]]  # (the update's result is its base)
+        return code, f"stencil kernel {self.index}: {len(self.nodes)} nodes and the update, into {ctx.var(node.output)}"
+
 
 def find_stencils(graph: Graph, in_place: dict[int, Value]) -> list[Stencil]:
     """The in-place updates of a static slice with a value of the slice's shape computed by ``STENCIL_OPS`` from

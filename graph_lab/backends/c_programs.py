@@ -1,0 +1,395 @@
+"""C programs: one C function for a whole run of consecutive slice updates of a graph.
+
+A time-stepped stencil code unrolled into a graph is a sequence of statements, each an in-place update of a slice
+computed from slices of the same few arrays::
+
+    B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])      # statement 1
+    A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])      # statement 2
+    ...                                                 # 40 statements for 20 steps
+
+On small grids each statement alone is too small for a kernel call to pay (``cost.MIN_ELEMENTS``), and NumPy
+spends its time dispatching its calls. Here consecutive statements become one C function: one loop nest per
+statement, in program order, each reading and writing the arrays (the *buffers*) in place, so that a later
+statement sees what an earlier one wrote, as the eager code does. The cost model then judges the whole run.
+
+A statement is an ``index_update`` that ``inplace.py`` writes into its base's memory, with a static key, whose
+value is computed by ``+ - * /`` (C's arithmetic is NumPy's bit for bit, in the same order, ``-ffp-contract=off``)
+from static views of buffers, whole buffers, 0-d values and Python numbers, all of the base's float dtype (or
+weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
+reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies.
+
+Moving a statement's nodes to the run's one call changes *when* they run. ``_simulate`` replays the graph in that
+new order and keeps a run only where every node still reads the versions of the buffers it read in the graph
+(else the run is split there); the C code and the call are in ``c_program_code``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
+from ..ops import SOURCE_OPS, Op
+from ..ops.aliasing import returns_fresh
+from .c_kernels import literal_ok
+from .cost import GroupCost
+from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
+
+SHAPE_ONLY = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
+"""Ops that read only the shape and dtype of their first operand, not its elements."""
+
+Layout = tuple[int, tuple[int, ...]]
+"""(offset, strides) in elements of a buffer, one stride per loop axis."""
+
+
+@dataclass(eq=False)
+class Statement:
+    """One slice update computed by one loop nest of a program."""
+
+    update: Node
+    shape: tuple[int, ...]
+    """The written slice's shape: the loop nest's."""
+    dtype: np.dtype
+    nodes: list[Node]
+    """The arithmetic nodes, in graph order."""
+    leaves: dict[Value, tuple[Value, Layout]]
+    """Each value the arithmetic reads -> (the value it views, or itself, and the layout read)."""
+    views: list[Node]
+    """The view nodes among the leaves (taken into the program when only programs read them)."""
+    literals: dict[Value, float]
+    write: Layout
+    scratch: bool = False
+    """The right-hand side reads the written buffer elsewhere: computed into scratch first."""
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    def ops(self) -> int:
+        return sum(1 for n in self.nodes if n.op in STENCIL_OPS)
+
+
+@dataclass(eq=False)
+class Program:
+    """A run of statements computed by one C function (``program<index>`` in the generated code)."""
+
+    index: int
+    statements: list[Statement]
+    buffers: list[Value]
+    """The arrays the function reads and writes, each as the value it holds when the run starts (call order)."""
+    scalars: list[tuple[Value, np.dtype]]
+    """0-d values and scalar inputs read, with the dtype they are read in (NumPy converts a Python number to the
+    array's dtype): passed as one-element arrays after the buffers."""
+    buffer_of: dict[Value, int]
+    """Every version or view of a buffer the statements read or write -> its position in ``buffers``."""
+    numbers: tuple[int, int] = (0, 0)
+    """The first and last statement's number among the graph's slice updates (1-based), for explain()."""
+    absorbed: list[Node] = field(default_factory=list)
+    """Every node the call computes: the statements' views, arithmetic and updates."""
+    decision: object = None
+    kernel: object = None
+
+    @property
+    def call_name(self) -> str:
+        return f"program{self.index}"
+
+    @property
+    def call_node(self) -> Node:
+        return self.statements[-1].update
+
+    @property
+    def bases(self) -> list[Value]:
+        """The call's arguments."""
+        return self.buffers + [v for v, _ in self.scalars]
+
+    def taken(self) -> list[Node]:
+        return self.absorbed
+
+    def make_kernel(self):
+        from .c_program_code import program_kernel  # (that module reads this one's records)
+        return program_kernel(self)
+
+    def make_call(self, fn, graph: Graph):
+        from .c_program_code import program_call
+        return program_call(fn, self, graph)
+
+    def statement(self, node: Node, ctx) -> tuple[str, str]:
+        from .c_program_code import program_statement
+        return program_statement(self, node, ctx)
+
+    def results(self) -> list[Value]:
+        return [s.update.output for s in self.statements]
+
+    @property
+    def elements(self) -> int:
+        return sum(s.elements for s in self.statements)
+
+    def cost(self) -> GroupCost:
+        """NumPy runs each op and each write as a call over its slice; the function reads each operand and
+        writes each result once (a scratch statement twice)."""
+        size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
+        calls = sum(s.ops() + 1 for s in self.statements)
+        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements)
+        kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item for s in self.statements)
+        arithmetic = sum(s.ops() * s.elements for s in self.statements) / size
+        return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases), kernel_bytes)
+
+    def describe(self) -> str:
+        first, last = self.numbers
+        span = f"statement {first}" if first == last else f"statements {first}..{last}"
+        return f"one C function for {span} ({len(self.statements)} slice updates, {self.elements} elements)"
+
+
+# --- finding statements
+
+
+def updated_elements(graph: Graph) -> int:
+    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them)."""
+    sizes = (n.inputs[0].type.size for n in graph.nodes if n.op == Op.INDEX_UPDATE)
+    return sum(size for size in sizes if type(size) is int)
+
+
+def find_statements(graph: Graph, in_place: dict[int, Value]) -> dict[int, Statement]:
+    """id(update) -> its ``Statement``, for every in-place update a program can compute."""
+    returned = {id(v) for v in graph.outputs}
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    found = {}
+    for node in graph.nodes:
+        if node.op == Op.INDEX_UPDATE and id(node) in in_place:
+            s = _statement(node, returned, position)
+            if s is not None:
+                found[id(node)] = s
+    return found
+
+
+def _statement(update: Node, returned: set[int], position: dict[int, int]) -> Statement | None:
+    if len(update.inputs) != 2:
+        return None
+    base, value = update.inputs
+    dtype = base.type.dtype
+    layout = _layout(base.type.shape, update.attrs["key"])
+    if dtype not in FLOATS or layout is None or value.type.dtype != dtype or value.type.weak is not None:
+        return None
+    write, shape = layout[:2], layout[2]
+    if value.type.shape not in (shape, ()):
+        return None
+    nodes, leaves, literals = [], [], {}
+    if value.node.op in STENCIL_OPS and len(value.users) == 1 and id(value) not in returned:
+        pending = [value.node]
+    else:
+        pending, leaves = [], [value]
+    while pending:
+        n = pending.pop()
+        nodes.append(n)
+        for v in n.inputs:
+            if v.type.weak is not None and v.node.op == Op.CONST and literal_ok(v.node.attrs["value"]) \
+                    and type(v.node.attrs["value"]) is not bool:
+                literals[v] = v.node.attrs["value"]
+            elif v.node.op in STENCIL_OPS and len(v.users) == 1 and id(v) not in returned and \
+                    v.type.shape in (shape, ()) and v.type.dtype == dtype and v.type.weak is None:
+                pending.append(v.node)
+            else:
+                leaves.append(v)
+    read, views = {}, []
+    for leaf in dict.fromkeys(leaves):
+        where = _read_layout(leaf, shape, dtype)
+        if where is None:
+            return None
+        read[leaf] = where
+        if where[0] is not leaf:
+            views.append(leaf.node)
+    nodes.sort(key=lambda n: position[id(n)])
+    return Statement(update, shape, dtype, nodes, read, views, literals, write)
+
+
+def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
+    """Where a leaf's elements are: a static view of a value, the value itself, or a 0-d scalar."""
+    t = leaf.type
+    if t.weak is not None:
+        return (leaf, (0, (0,) * len(shape))) if t.weak in (int, float) and leaf.node.op == Op.INPUT else None
+    if t.dtype != dtype or t.shape not in (shape, ()):
+        return None
+    if leaf.node.op == Op.INDEX and len(leaf.node.inputs) == 1:
+        source = leaf.node.inputs[0]
+        layout = _layout(source.type.shape, leaf.node.attrs["key"])
+        if layout is None or layout[2] != t.shape:
+            return None
+        strides = layout[1] if t.shape else (0,) * len(shape)
+        return (source, (layout[0], strides)) if _is_buffer(source) else None
+    if not t.shape and not _is_buffer(leaf):
+        return leaf, (0, (0,) * len(shape))  # a 0-d value: passed as a scalar
+    return (leaf, (0, _c_strides(shape) if t.shape else (0,) * len(shape))) if _is_buffer(leaf) else None
+
+
+def _is_buffer(v: Value) -> bool:
+    """An array with memory of its own (an input, a new result, an update of one): never a view."""
+    return v.node.op == Op.INPUT or (v.node.op not in SOURCE_OPS and returns_fresh(v.node))
+
+
+def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """The lowest and highest element a layout touches (None when it touches none)."""
+    if any(n == 0 for n in shape):
+        return None
+    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return low, high
+
+
+def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
+    """True when the right-hand side reads elements of the written buffer other than, at each iteration, the one
+    the iteration writes (NumPy reads the whole right-hand side before writing)."""
+    written = buffer_of[s.update.inputs[0]]
+    target = _interval(*s.write, s.shape)
+    for source, (offset, strides) in s.leaves.values():
+        if buffer_of.get(source) != written or target is None:
+            continue
+        if (offset, strides) == s.write:
+            continue  # element for element: each is read before it is written
+        read = _interval(offset, strides, s.shape)
+        if read is not None and read[0] <= target[1] and target[0] <= read[1]:
+            return True
+    return False
+
+
+# --- runs of statements, checked against the graph's order
+
+
+class _Versions:
+    """Which value each buffer holds at a point of the (re-ordered) execution."""
+
+    def __init__(self, in_place: dict[int, Value]):
+        self.in_place = in_place
+        self.root: dict[Value, Value] = {}
+        self.alias: dict[Value, frozenset] = {}  # value -> the versions whose memory it may show
+        self.latest: dict[Value, Value] = {}
+
+    def define(self, node: Node) -> None:
+        if node.op == Op.INDEX_UPDATE and id(node) in self.in_place:
+            root = self.root.get(node.inputs[0], node.inputs[0])
+            out = node.outputs[0]
+            self.root[out], self.alias[out], self.latest[root] = root, frozenset([out]), out
+            return
+        fresh = node.op in SOURCE_OPS or returns_fresh(node)
+        for out in node.outputs:
+            if fresh:
+                self.root[out], self.alias[out], self.latest[out] = out, frozenset([out]), out
+            else:
+                self.alias[out] = frozenset().union(*(self.alias.get(v, frozenset()) for v in node.inputs))
+
+    def current(self, v: Value) -> bool:
+        """Reading ``v`` now reads what the graph means by it: every version it shows is its buffer's latest."""
+        return all(self.latest.get(self.root.get(x, x), x) is x for x in self.alias.get(v, ()))
+
+    def reads_ok(self, node: Node) -> bool:
+        if node.op == Op.INDEX or not (node.op in SOURCE_OPS or returns_fresh(node)):
+            return True  # a view reads nothing yet: its reader does
+        inputs = node.inputs[1:] if node.op in SOURCE_OPS or node.op in SHAPE_ONLY else node.inputs
+        return all(self.current(v) for v in inputs)
+
+
+def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = frozenset()) -> list[Program]:
+    """The runs of consecutive statements (no other slice update between them), each as a ``Program`` whose
+    re-ordered execution reads what the graph reads; no decision yet."""
+    statements = {k: s for k, s in find_statements(graph, in_place).items() if k not in taken}
+    numbers = {id(n): i for i, n in enumerate((n for n in graph.nodes if n.op == Op.INDEX_UPDATE), 1)}
+    while True:
+        runs = _runs(graph, statements)
+        bad = _simulate(graph, in_place, runs)
+        if bad is None:
+            break
+        statements.pop(id(bad.update))
+    programs = []
+    for run in runs:
+        programs.append(_program(graph, run, len(programs), numbers))
+    return programs
+
+
+def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement]]:
+    """Maximal runs of statements with no other slice update, and no node reading a buffer a statement of the
+    run wrote before it, between them."""
+    runs: list[list[Statement]] = []
+    claimed = {id(n) for s in statements.values() for n in s.nodes}
+    open_run: list[Statement] = []
+    written: set[Value] = set()
+    roots: dict[Value, Value] = {}
+    for node in graph.nodes:
+        s = statements.get(id(node))
+        if s is not None:
+            root = roots.get(node.inputs[0], node.inputs[0])
+            roots[node.output] = root
+            open_run.append(s)
+            written.add(root)
+            continue
+        if node.op == Op.INDEX_UPDATE:
+            roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
+        if node.op == Op.INDEX and len(node.inputs) == 1:
+            roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
+            continue
+        if id(node) in claimed:
+            continue
+        reads = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs
+        if open_run and (node.op == Op.INDEX_UPDATE or any(roots.get(v, v) in written for v in reads)):
+            runs.append(open_run)
+            open_run, written = [], set()
+    if open_run:
+        runs.append(open_run)
+    return runs
+
+
+def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:
+    """Replay the graph with each run's nodes moved to its last update; the first statement that would read
+    another version than the graph's (or None). A node outside the runs reading stale memory is the fault of the
+    run holding the write it misses: its first statement is returned."""
+    run_of = {id(s.update): r for r in runs for s in r}
+    moved = {id(n) for r in runs for s in r for n in s.nodes}  # (views stay: they read nothing)
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    pending: dict[int, Statement] = {}  # statements waiting for their run's call, by id(update)
+    versions = _Versions(in_place)
+    for node in graph.nodes:
+        run = run_of.get(id(node))
+        if run is not None:
+            if node is not run[-1].update:
+                continue
+            for s in run:
+                if not all(versions.current(source) for source, _ in s.leaves.values()) or \
+                        not versions.current(s.update.inputs[0]):
+                    return s
+                versions.define(s.update)
+            continue
+        if id(node) in moved:
+            continue
+        if not versions.reads_ok(node):
+            here = position[id(node)]
+            waiting = [r for r in runs if position[id(r[0].update)] < here < position[id(r[-1].update)]]
+            return waiting[0][0] if waiting else runs[0][0]
+        versions.define(node)
+    return None
+
+
+def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:
+    buffers, scalars, buffer_of = [], [], {}
+    for s in run:
+        for v in [*(source for source, _ in s.leaves.values()), s.update.inputs[0]]:
+            if v in buffer_of:
+                continue
+            if v.type.ndim == 0:
+                if (v, s.dtype) not in scalars:
+                    scalars.append((v, s.dtype))
+            else:
+                buffer_of[v] = len(buffers)
+                buffers.append(v)
+        buffer_of[s.update.output] = buffer_of[s.update.inputs[0]]
+        s.scratch = needs_scratch(s, buffer_of)
+    inside = {id(s.update) for s in run} | {id(n) for s in run for n in s.nodes}
+    views = []
+    for s in run:
+        for n in s.views:
+            if n not in views and all(id(u) in inside for u in n.output.users) and \
+                    all(v is not n.output for v in graph.outputs):
+                views.append(n)
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    absorbed = sorted(views + [n for s in run for n in s.nodes] + [s.update for s in run], key=lambda n: order[id(n)])
+    return Program(index, run, buffers, scalars, buffer_of, (numbers[id(run[0].update)], numbers[id(run[-1].update)]),
+                   absorbed)
