@@ -90,6 +90,10 @@ class Program:
     """Every node the call computes: the statements' views, arithmetic and updates."""
     decision: object = None
     kernel: object = None
+    function: object = None
+    """The loaded C function, once compiled."""
+    trips: int = 1
+    """How many times one call runs the statements (a loop body's program: ``c_loops``)."""
 
     @property
     def call_name(self) -> str:
@@ -113,6 +117,7 @@ class Program:
 
     def make_call(self, fn, graph: Graph):
         from .c_program_code import program_call
+        self.function = fn  # (a loop whose body is this program calls it once for all iterations: c_loops)
         return program_call(fn, self, graph)
 
     def statement(self, node: Node, ctx) -> tuple[str, str]:
@@ -124,22 +129,25 @@ class Program:
 
     @property
     def elements(self) -> int:
-        return sum(s.elements for s in self.statements)
+        """The elements one call writes, over all its iterations."""
+        return sum(s.elements for s in self.statements) * self.trips
 
     def cost(self) -> GroupCost:
         """NumPy runs each op and each write as a call over its slice; the function reads each operand and
-        writes each result once (a scratch statement twice)."""
+        writes each result once (a scratch statement twice); all of it once per iteration."""
         size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
-        calls = sum(s.ops() + 1 for s in self.statements)
-        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements)
-        kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item for s in self.statements)
-        arithmetic = sum(s.ops() * s.elements for s in self.statements) / size
+        calls = sum(s.ops() + 1 for s in self.statements) * self.trips
+        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips
+        kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item
+                           for s in self.statements) * self.trips
+        arithmetic = sum(s.ops() * s.elements for s in self.statements) * self.trips / size
         return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases), kernel_bytes)
 
     def describe(self) -> str:
         first, last = self.numbers
         span = f"statement {first}" if first == last else f"statements {first}..{last}"
-        return f"one C function for {span} ({len(self.statements)} slice updates, {self.elements} elements)"
+        return f"one C function for {span} ({len(self.statements)} slice updates, {self.elements} elements" + (
+            f" over {self.trips} iterations)" if self.trips > 1 else ")")
 
 
 # --- finding statements
@@ -176,10 +184,13 @@ def _statement(update: Node, returned: set[int], position: dict[int, int]) -> St
     if value.type.shape not in (shape, ()):
         return None
     nodes, leaves, literals = [], [], {}
-    if value.node.op in STENCIL_OPS and len(value.users) == 1 and id(value) not in returned:
-        pending = [value.node]
+    arithmetic = (lambda v: v.node.op in STENCIL_OPS and id(v) not in returned and v.type.shape in (shape, ())
+                  and v.type.dtype == dtype and v.type.weak is None)
+    if arithmetic(value) and len(value.users) == 1:
+        pending, inside = [value.node], {id(value.node), id(update)}
     else:
-        pending, leaves = [], [value]
+        pending, inside, leaves = [], set(), [value]
+    shared: dict[Value, None] = {}  # values read by the tree that other nodes may read too
     while pending:
         n = pending.pop()
         nodes.append(n)
@@ -187,11 +198,16 @@ def _statement(update: Node, returned: set[int], position: dict[int, int]) -> St
             if v.type.weak is not None and v.node.op == Op.CONST and literal_ok(v.node.attrs["value"]) \
                     and type(v.node.attrs["value"]) is not bool:
                 literals[v] = v.node.attrs["value"]
-            elif v.node.op in STENCIL_OPS and len(v.users) == 1 and id(v) not in returned and \
-                    v.type.shape in (shape, ()) and v.type.dtype == dtype and v.type.weak is None:
-                pending.append(v.node)
-            else:
+            elif arithmetic(v) and id(v.node) not in inside:
+                shared[v] = None
+            elif not arithmetic(v):
                 leaves.append(v)
+        if not pending:  # a value all of whose readers are in the tree is computed in it (once)
+            pending = [v.node for v in shared if all(id(u) in inside for u in v.users)]
+            for n in pending:
+                inside.add(id(n))
+                del shared[n.output]
+    leaves += list(shared)
     read, views = {}, []
     for leaf in dict.fromkeys(leaves):
         where = _read_layout(leaf, shape, dtype)
@@ -289,9 +305,11 @@ class _Versions:
         return all(self.current(v) for v in inputs)
 
 
-def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = frozenset()) -> list[Program]:
+def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = frozenset(),
+                  trips: int = 1) -> list[Program]:
     """The runs of consecutive statements (no other slice update between them), each as a ``Program`` whose
-    re-ordered execution reads what the graph reads; no decision yet."""
+    re-ordered execution reads what the graph reads; no decision yet. ``trips``: the graph is a loop body one
+    call may run that many times (``c_loops``)."""
     statements = {k: s for k, s in find_statements(graph, in_place).items() if k not in taken}
     numbers = {id(n): i for i, n in enumerate((n for n in graph.nodes if n.op == Op.INDEX_UPDATE), 1)}
     while True:
@@ -303,6 +321,7 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
     programs = []
     for run in runs:
         programs.append(_program(graph, run, len(programs), numbers))
+        programs[-1].trips = trips
     return programs
 
 

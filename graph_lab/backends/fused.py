@@ -39,6 +39,7 @@ from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
+from .c_loops import trips
 from .c_programs import find_programs, updated_elements
 from .stencil import find_stencils
 from .options import FusedFallbackWarning, FusedOptions
@@ -198,6 +199,8 @@ class FusedGraph(CodegenGraph):
         stencils = program_notes(self.stencils)
         if self.stencils and not self.kernels:
             return super().how_it_runs() + stencils
+        if not self.kernels and "in one C call" in super().how_it_runs():
+            return super().how_it_runs()
         if not self.kernels:
             why = self.note or _no_kernel_reason(self.partition)
             return f"{super().how_it_runs()}; no C kernel: {why}"
@@ -299,7 +302,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     options = options or _DEFAULT_OPTIONS
     if options.fuse != "always":
         elements, nbytes = codegen.largest_results(graph) if straight_static else (_largest_result(graph), None)
-        if elements < cost.MIN_ELEMENTS and updated_elements(graph) < cost.MIN_ELEMENTS:
+        if elements < cost.MIN_ELEMENTS and updated_elements(graph) * trips() < cost.MIN_ELEMENTS:
             # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
             # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
@@ -378,7 +381,7 @@ def _decided_loop_nests(graph: Graph, options: FusedOptions, donated) -> list:
     if options.fuse == "never":
         return []
     in_place = in_place_updates(graph, donated)
-    programs = _kept(options, [p for p in find_programs(graph, in_place) if options.fuse == "always"
+    programs = _kept(options, [p for p in find_programs(graph, in_place, trips=trips()) if options.fuse == "always"
                                or p.elements >= cost.MIN_ELEMENTS])
     taken = {id(n) for p in programs for n in p.taken()}
     return programs + _kept(options, [st for st in find_stencils(graph, in_place) if id(st.update) not in taken and (
