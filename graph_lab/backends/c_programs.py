@@ -35,10 +35,8 @@ from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .cost import GroupCost
+from .reordering import SHAPE_ONLY, first_stale
 from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
-
-SHAPE_ONLY = frozenset({Op.ZEROS_LIKE, Op.ONES_LIKE, Op.FULL_LIKE})
-"""Ops that read only the shape and dtype of their first operand, not its elements."""
 
 Layout = tuple[int, tuple[int, ...]]
 """(offset, strides) in elements of a buffer, one stride per loop axis."""
@@ -110,6 +108,10 @@ class Program:
 
     def taken(self) -> list[Node]:
         return self.absorbed
+
+    def execution(self) -> list[Node]:
+        """The nodes the call computes, in the order it computes them: statement after statement."""
+        return [n for s in self.statements for n in s.nodes + [s.update]]
 
     def make_kernel(self):
         from .c_program_code import program_kernel  # (that module reads this one's records)
@@ -272,39 +274,6 @@ def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
 # --- runs of statements, checked against the graph's order
 
 
-class _Versions:
-    """Which value each buffer holds at a point of the (re-ordered) execution."""
-
-    def __init__(self, in_place: dict[int, Value]):
-        self.in_place = in_place
-        self.root: dict[Value, Value] = {}
-        self.alias: dict[Value, frozenset] = {}  # value -> the versions whose memory it may show
-        self.latest: dict[Value, Value] = {}
-
-    def define(self, node: Node) -> None:
-        if node.op == Op.INDEX_UPDATE and id(node) in self.in_place:
-            root = self.root.get(node.inputs[0], node.inputs[0])
-            out = node.outputs[0]
-            self.root[out], self.alias[out], self.latest[root] = root, frozenset([out]), out
-            return
-        fresh = node.op in SOURCE_OPS or returns_fresh(node)
-        for out in node.outputs:
-            if fresh:
-                self.root[out], self.alias[out], self.latest[out] = out, frozenset([out]), out
-            else:
-                self.alias[out] = frozenset().union(*(self.alias.get(v, frozenset()) for v in node.inputs))
-
-    def current(self, v: Value) -> bool:
-        """Reading ``v`` now reads what the graph means by it: every version it shows is its buffer's latest."""
-        return all(self.latest.get(self.root.get(x, x), x) is x for x in self.alias.get(v, ()))
-
-    def reads_ok(self, node: Node) -> bool:
-        if node.op == Op.INDEX or not (node.op in SOURCE_OPS or returns_fresh(node)):
-            return True  # a view reads nothing yet: its reader does
-        inputs = node.inputs[1:] if node.op in SOURCE_OPS or node.op in SHAPE_ONLY else node.inputs
-        return all(self.current(v) for v in inputs)
-
-
 def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = frozenset(),
                   trips: int = 1) -> list[Program]:
     """The runs of consecutive statements (no other slice update between them), each as a ``Program`` whose
@@ -358,33 +327,15 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
 
 
 def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:
-    """Replay the graph with each run's nodes moved to its last update; the first statement that would read
-    another version than the graph's (or None). A node outside the runs reading stale memory is the fault of the
-    run holding the write it misses: its first statement is returned."""
-    run_of = {id(s.update): r for r in runs for s in r}
-    moved = {id(n) for r in runs for s in r for n in s.nodes}  # (views stay: they read nothing)
-    position = {id(n): i for i, n in enumerate(graph.nodes)}
-    pending: dict[int, Statement] = {}  # statements waiting for their run's call, by id(update)
-    versions = _Versions(in_place)
-    for node in graph.nodes:
-        run = run_of.get(id(node))
-        if run is not None:
-            if node is not run[-1].update:
-                continue
-            for s in run:
-                if not all(versions.current(source) for source, _ in s.leaves.values()) or \
-                        not versions.current(s.update.inputs[0]):
-                    return s
-                versions.define(s.update)
-            continue
-        if id(node) in moved:
-            continue
-        if not versions.reads_ok(node):
-            here = position[id(node)]
-            waiting = [r for r in runs if position[id(r[0].update)] < here < position[id(r[-1].update)]]
-            return waiting[0][0] if waiting else runs[0][0]
-        versions.define(node)
-    return None
+    """Replay the graph with each run's nodes moved to its last update (``reordering``); the first statement that
+    would read another version than the graph's, or the first of the run holding back a write a node left in
+    place needs (or None)."""
+    moves = [([n for s in run for n in s.nodes + [s.update]], run[-1].update) for run in runs]  # (as execution())
+    stale = first_stale(graph, in_place, moves)
+    if stale is None:
+        return None
+    k, node = stale
+    return next((s for s in runs[k] if node is s.update or node in s.nodes), runs[k][0])
 
 
 def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:

@@ -23,7 +23,6 @@ and so for ``softmax`` and ``log_softmax`` (libmvec is not NumPy's libm).
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -41,9 +40,9 @@ from .compiled import CodegenGraph
 from .inplace import in_place_updates
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
-from .stencil import find_stencils
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
+from .reordering import keep_in_order
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -217,14 +216,9 @@ class FusedGraph(CodegenGraph):
         return lines + ["  " + line for line in self.partition.text().splitlines()]
 
 
-def program_notes(stencils: list) -> str:
-    """What explain() says of the C programs and stencil kernels."""
-    programs = [st.describe() for st in stencils if hasattr(st, "statements")]
-    single = len(stencils) - len(programs)
-    notes = [f"; {p}" for p in programs]
-    if single:
-        notes.append(f"; {single} slice update(s) with their arithmetic as stencil kernels (one C loop nest each)")
-    return "".join(notes)
+def program_notes(programs: list) -> str:
+    """What explain() says of the C programs."""
+    return "".join(f"; {p.describe()}" for p in programs)
 
 
 def _no_kernel_reason(part: Partition) -> str:
@@ -341,6 +335,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
             g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
+    stencils = keep_in_order(graph, in_place_updates(graph, donated), stencils, part.groups)
     try:
         calls = build_calls(engine, graph, part)
         calls.update(build_stencil_calls(engine, graph, stencils))
@@ -376,19 +371,12 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
 
 
 def _decided_loop_nests(graph: Graph, options: FusedOptions, donated) -> list:
-    """The C programs (``c_programs.py``), then the stencil kernels (``stencil.py``) of the updates no program
-    computes, that the cost model keeps, each on one thread; none without a compiler."""
+    """The C programs (``c_programs.py``) that the cost model keeps, each on one thread; none without a
+    compiler."""
     if options.fuse == "never":
         return []
-    in_place = in_place_updates(graph, donated)
-    programs = _kept(options, [p for p in find_programs(graph, in_place, trips=trips()) if options.fuse == "always"
-                               or p.elements >= cost.MIN_ELEMENTS])
-    taken = {id(n) for p in programs for n in p.taken()}
-    return programs + _kept(options, [st for st in find_stencils(graph, in_place) if id(st.update) not in taken and (
-        options.fuse == "always" or math.prod(st.shape) >= cost.MIN_ELEMENTS)])
-
-
-def _kept(options: FusedOptions, found: list) -> list:
+    found = [p for p in find_programs(graph, in_place_updates(graph, donated), trips=trips())
+             if options.fuse == "always" or p.elements >= cost.MIN_ELEMENTS]
     if not found or _engine(options).toolchain is None:
         return []
     calibration = _engine(options).calibration() if options.fuse == "auto" else None

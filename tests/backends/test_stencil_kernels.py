@@ -1,4 +1,4 @@
-"""Stencil kernels (backends/stencil.py): a slice update and the arithmetic on views that computes it, as one C
+"""Stencil statements (backends/c_programs.py): a slice update and the arithmetic on views that computes it, as one C
 loop nest, bit for bit eager NumPy's results for every form of slice.
 
 Each function is captured by compile(), its graph compiled with every kernel the backend can make
