@@ -50,16 +50,23 @@ def _loops(shape: tuple[int, ...], body: list[str], indent: str) -> list[str]:
     return lines
 
 
-def _statement_code(p: Program, s: Statement, number: int) -> list[str]:
+def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
+    """A statement as a C function of the buffers it touches: (its name, its definition, the call's arguments).
+    The steps of a time loop repeat the same few statements on other buffers: each is compiled once, which keeps
+    the program's code small enough to stay in the instruction cache."""
     ctype = C_TYPES[s.dtype]
-    names = {}
-    setup, body = [], []
+    local: dict[int, int] = {}  # buffer position -> parameter number
+    for source in [s.update.inputs[0], *(source for source, _ in s.leaves.values())]:
+        if source in p.buffer_of:
+            local.setdefault(p.buffer_of[source], len(local))
+    scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
+    names, body = {}, []
     for j, (leaf, (source, layout)) in enumerate(s.leaves.items()):
         names[leaf] = f"a{j}"
         if source in p.buffer_of:
-            body.append(f"{ctype} a{j} = b{p.buffer_of[source]}[{_index(*layout)}];")
+            body.append(f"{ctype} a{j} = q{local[p.buffer_of[source]]}[{_index(*layout)}];")
         else:
-            setup.append(f"const {ctype} a{j} = c{p.scalars.index((source, s.dtype))}[0];")
+            body.append(f"const {ctype} a{j} = c{scalars.index((source, s.dtype))}[0];")
     for k, n in enumerate(s.nodes):
         if n.op not in STENCIL_OPS:
             continue
@@ -67,16 +74,19 @@ def _statement_code(p: Program, s: Statement, number: int) -> list[str]:
         names[n.output] = f"t{k}"
         body.append(f"{ctype} t{k} = ({ctype}){C_OPS[n.op](operands, ctype)};")
     value = names[s.update.inputs[1]]
-    written = p.buffer_of[s.update.inputs[0]]
-    lines = [f"{{ /* statement {number} */"] + [f"  {line}" for line in setup]
+    params = [f"{'const ' if m else ''}{C_TYPES[p.buffers[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
+    params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
     if s.scratch:
-        lines.append(f"  {ctype}* restrict tmp = ({ctype}*)scratch;")
-        lines += _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
-        copy = [f"b{written}[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"]
-        lines += _loops(s.shape, copy, "  ")
+        params.append(f"{ctype}* restrict tmp")
+        lines = _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
+        lines += _loops(s.shape, [f"q0[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"], "  ")
     else:
-        lines += _loops(s.shape, body + [f"b{written}[{_index(*s.write)}] = {value};"], "  ")
-    return lines + ["}"]
+        lines = _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
+    signature, text = f"({', '.join(params)})", "\n".join(lines)
+    name = "s_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
+    definition = f"static __attribute__((noinline)) void {name}{signature} {{\n{text}\n}}"
+    args = [f"b{b}" for b in local] + [f"c{p.scalars.index(sc)}" for sc in scalars]
+    return name, definition, args + ([f"({ctype}*)scratch"] if s.scratch else [])
 
 
 def program_kernel(p: Program) -> CKernel:
@@ -89,13 +99,16 @@ def program_kernel(p: Program) -> CKernel:
     scratch = any(s.scratch for s in p.statements)
     if scratch:
         params.append("unsigned char* restrict scratch")
-    lines = ["  for (int64_t step = begin; step < end; step++) {"]
+    lines, functions = ["  for (int64_t step = begin; step < end; step++) {"], {}
     for k, s in enumerate(p.statements):
-        lines += [f"    {line}" for line in _statement_code(p, s, p.numbers[0] + k)]
+        name, definition, args = _statement_function(p, s)
+        functions[name] = definition
+        lines.append(f"    {name}({', '.join(args)});  /* statement {p.numbers[0] + k} */")
     lines.append("  }")
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "p_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
-    kernel = CKernel(name, (), f"void {name}{signature} {{\n{text}\n}}\n", len(p.bases), int(scratch), False)
+    kernel = CKernel(name, tuple(functions.values()), f"void {name}{signature} {{\n{text}\n}}\n", len(p.bases),
+                     int(scratch), False)
     check_c_source(kernel.translation_unit())
     return kernel
 
