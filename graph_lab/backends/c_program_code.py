@@ -25,6 +25,7 @@ and then copies it into the slice: NumPy's right-hand side is computed before th
 from __future__ import annotations
 
 import hashlib
+import math
 
 import numpy as np
 
@@ -56,7 +57,8 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
     the program's code small enough to stay in the instruction cache."""
     ctype = C_TYPES[s.dtype]
     local: dict[int, int] = {}  # buffer position -> parameter number
-    for source in [s.update.inputs[0], *(source for source, _ in s.leaves.values())]:
+    copied = [s.base] if s.made and s.base is not None else []  # (an update not in place copies its base)
+    for source in [s.result, *copied, *(source for source, _ in s.leaves.values())]:
         if source in p.buffer_of:
             local.setdefault(p.buffer_of[source], len(local))
     scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
@@ -73,15 +75,20 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
         operands = [c_number(s.literals[v], ctype) if v in s.literals else names[v] for v in n.inputs]
         names[n.output] = f"t{k}"
         body.append(f"{ctype} t{k} = ({ctype}){C_OPS[n.op](operands, ctype)};")
-    value = names[s.update.inputs[1]]
-    params = [f"{'const ' if m else ''}{C_TYPES[p.buffers[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
+    value = names[s.value]
+    arrays = p.buffers + p.made
+    params = [f"{'const ' if m else ''}{C_TYPES[arrays[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
     params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
+    lines = []
+    if copied:
+        size = math.prod(copied[0].type.shape)
+        lines = [f"  for (int64_t j = 0; j < {size}; j++) q0[j] = q{local[p.buffer_of[copied[0]]]}[j];"]
     if s.scratch:
         params.append(f"{ctype}* restrict tmp")
-        lines = _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
+        lines += _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
         lines += _loops(s.shape, [f"q0[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"], "  ")
     else:
-        lines = _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
+        lines += _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "s_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
     definition = f"static __attribute__((noinline)) void {name}{signature} {{\n{text}\n}}"
@@ -91,10 +98,10 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
 
 def program_kernel(p: Program) -> CKernel:
     """The program's C function; its name is a hash of its text, so equal programs are compiled once."""
-    written = {p.buffer_of[s.update.inputs[0]] for s in p.statements}
+    written = {p.buffer_of[s.result] for s in p.statements}
     params = ["int64_t begin", "int64_t end"]
     params += [f"{'' if k in written else 'const '}{C_TYPES[v.type.dtype]}* restrict b{k}"
-               for k, v in enumerate(p.buffers)]
+               for k, v in enumerate(p.buffers + p.made)]
     params += [f"const {C_TYPES[dtype]}* restrict c{j}" for j, (_, dtype) in enumerate(p.scalars)]
     scratch = any(s.scratch for s in p.statements)
     if scratch:
@@ -103,12 +110,12 @@ def program_kernel(p: Program) -> CKernel:
     for k, s in enumerate(p.statements):
         name, definition, args = _statement_function(p, s)
         functions[name] = definition
-        lines.append(f"    {name}({', '.join(args)});  /* statement {p.numbers[0] + k} */")
+        lines.append(f"    {name}({', '.join(args)});")
     lines.append("  }")
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "p_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
-    kernel = CKernel(name, tuple(functions.values()), f"void {name}{signature} {{\n{text}\n}}\n", len(p.bases),
-                     int(scratch), False)
+    kernel = CKernel(name, tuple(functions.values()), f"void {name}{signature} {{\n{text}\n}}\n",
+                     len(p.bases) + len(p.made), int(scratch), False)
     check_c_source(kernel.translation_unit())
     return kernel
 
@@ -122,7 +129,8 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
     ``program(lower, upper, *buffers, *scalars)`` for ``lower <= step < upper``), writes into the buffers."""
     expected = [(v.type.shape, v.type.dtype) for v in p.buffers]
     dtypes = [dtype for _, dtype in p.scalars]
-    written = sorted({p.buffer_of[s.update.inputs[0]] for s in p.statements})
+    written = sorted({p.buffer_of[s.result] for s in p.statements} - {p.buffer_of[v] for v in p.made})
+    made = [(v.type.shape, v.type.dtype) for v in p.made]
     n_buffers, extra = len(p.buffers), scratch_bytes(p)
     node = p.call_node
 
@@ -136,7 +144,8 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             work.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements="CA"))
         scalars = [np.array(x, dtype) for x, dtype in zip(arrays[n_buffers:], dtypes)]
-        pointers = [a.ctypes.data for a in work] + [c.ctypes.data for c in scalars]
+        new = [np.empty(shape, dtype) for shape, dtype in made]
+        pointers = [a.ctypes.data for a in work + new] + [c.ctypes.data for c in scalars]
         if extra:
             scratch = np.empty(extra, np.uint8)
             pointers.append(scratch.ctypes.data)
@@ -144,6 +153,7 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
         for k in written:
             if work[k] is not arrays[k]:
                 np.copyto(arrays[k], work[k])
+        return new
 
     if bounds is None:
         return lambda lower, upper, *arrays: run(lower, upper, arrays)
@@ -154,9 +164,11 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
 def program_statement(p: Program, node, ctx) -> tuple[str, str]:
     """The generated Python for a node the program computes: the call at its last update, nothing elsewhere
     (an update's result is its base's array, by the base's name)."""
-    if node.op == Op.INDEX_UPDATE and node.output in p.buffer_of:
+    if node.op == Op.INDEX_UPDATE and node.output in p.buffer_of and node.output not in p.made:
         ctx.numbering[node.output] = ctx.numbering[node.inputs[0]]
     if node is not p.call_node:
         return "", ""
     code = f"{p.call_name}({', '.join(ctx.var(v) for v in p.bases)})"
+    if p.made:  # (the new arrays it makes)
+        code = f"{', '.join(ctx.var(v) for v in p.made)}, = {code}"
     return code, p.describe()

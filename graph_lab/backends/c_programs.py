@@ -44,9 +44,11 @@ Layout = tuple[int, tuple[int, ...]]
 
 @dataclass(eq=False)
 class Statement:
-    """One slice update computed by one loop nest of a program."""
+    """One slice update computed by one loop nest of a program: written in place, into a copy of its base (an
+    update not written in place), or a temporary (an array of arithmetic that only statements read)."""
 
-    update: Node
+    node: Node
+    """The ``index_update``, or the last arithmetic node of a temporary."""
     shape: tuple[int, ...]
     """The written slice's shape: the loop nest's."""
     dtype: np.dtype
@@ -58,8 +60,26 @@ class Statement:
     """The view nodes among the leaves (taken into the program when only programs read them)."""
     literals: dict[Value, float]
     write: Layout
+    made: bool = False
+    """The result is a new array the call makes (an update not in place, a temporary)."""
     scratch: bool = False
     """The right-hand side reads the written buffer elsewhere: computed into scratch first."""
+
+    @property
+    def base(self) -> Value | None:
+        """The array the update writes into (in place) or copies (not in place); None for a temporary."""
+        return self.node.inputs[0] if self.node.op == Op.INDEX_UPDATE else None
+
+    @property
+    def value(self) -> Value:
+        return self.node.inputs[1] if self.node.op == Op.INDEX_UPDATE else self.node.output
+
+    @property
+    def result(self) -> Value:
+        return self.node.output
+
+    def execution(self) -> list[Node]:
+        return self.nodes + ([self.node] if self.base is not None else [])
 
     @property
     def elements(self) -> int:
@@ -77,6 +97,8 @@ class Program:
     statements: list[Statement]
     buffers: list[Value]
     """The arrays the function reads and writes, each as the value it holds when the run starts (call order)."""
+    made: list[Value]
+    """The new arrays the call makes and returns (after ``buffers`` in the C function's parameters)."""
     scalars: list[tuple[Value, np.dtype]]
     """0-d values and scalar inputs read, with the dtype they are read in (NumPy converts a Python number to the
     array's dtype): passed as one-element arrays after the buffers."""
@@ -99,7 +121,7 @@ class Program:
 
     @property
     def call_node(self) -> Node:
-        return self.statements[-1].update
+        return self.statements[-1].node
 
     @property
     def bases(self) -> list[Value]:
@@ -111,7 +133,7 @@ class Program:
 
     def execution(self) -> list[Node]:
         """The nodes the call computes, in the order it computes them: statement after statement."""
-        return [n for s in self.statements for n in s.nodes + [s.update]]
+        return [n for s in self.statements for n in s.execution()]
 
     def make_kernel(self):
         from .c_program_code import program_kernel  # (that module reads this one's records)
@@ -127,7 +149,7 @@ class Program:
         return program_statement(self, node, ctx)
 
     def results(self) -> list[Value]:
-        return [s.update.output for s in self.statements]
+        return [s.result for s in self.statements]
 
     @property
     def elements(self) -> int:
@@ -138,17 +160,21 @@ class Program:
         """NumPy runs each op and each write as a call over its slice; the function reads each operand and
         writes each result once (a scratch statement twice); all of it once per iteration."""
         size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
-        calls = sum(s.ops() + 1 for s in self.statements) * self.trips
+        calls = sum(s.ops() + (s.base is not None) for s in self.statements) * self.trips
         numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips
         kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item
                            for s in self.statements) * self.trips
         arithmetic = sum(s.ops() * s.elements for s in self.statements) * self.trips / size
-        return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases), kernel_bytes)
+        # (each number is made a one-element array and each new array allocated, a NumPy call each, per call)
+        return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases) + len(self.made), kernel_bytes,
+                         copies=len(self.scalars) + len(self.made))
 
     def describe(self) -> str:
         first, last = self.numbers
         span = f"statement {first}" if first == last else f"statements {first}..{last}"
-        return f"one C function for {span} ({len(self.statements)} slice updates, {self.elements} elements" + (
+        updates = sum(s.base is not None for s in self.statements)
+        temporaries = f", {len(self.statements) - updates} temporary arrays" if updates < len(self.statements) else ""
+        return f"one C function for {span} ({updates} slice updates{temporaries}, {self.elements} elements" + (
             f" over {self.trips} iterations)" if self.trips > 1 else ")")
 
 
@@ -162,33 +188,52 @@ def updated_elements(graph: Graph) -> int:
 
 
 def find_statements(graph: Graph, in_place: dict[int, Value]) -> dict[int, Statement]:
-    """id(update) -> its ``Statement``, for every in-place update a program can compute."""
+    """id(node) -> its ``Statement``, for every update a program can compute, then every temporary: arithmetic
+    that no statement computes and only arithmetic and updates read."""
     returned = {id(v) for v in graph.outputs}
     position = {id(n): i for i, n in enumerate(graph.nodes)}
     found = {}
     for node in graph.nodes:
-        if node.op == Op.INDEX_UPDATE and id(node) in in_place:
-            s = _statement(node, returned, position)
+        if node.op == Op.INDEX_UPDATE and node.inputs[0].type.ndim and _is_buffer(node.inputs[0]):
+            s = _statement(node, returned, position, made=id(node) not in in_place)
             if s is not None:
                 found[id(node)] = s
+    claimed = {id(n) for s in found.values() for n in s.nodes}
+    for node in reversed(graph.nodes):  # (the last first: a temporary computes the arithmetic only it reads)
+        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
+                id(node.output) not in returned and node.output.users and \
+                all(u.op in STENCIL_OPS or u.op == Op.INDEX_UPDATE for u in node.output.users):
+            s = _statement(node, returned, position, made=True)
+            if s is not None:
+                found[id(node)] = s
+                claimed |= {id(n) for n in s.nodes}
     return found
 
 
-def _statement(update: Node, returned: set[int], position: dict[int, int]) -> Statement | None:
-    if len(update.inputs) != 2:
-        return None
-    base, value = update.inputs
+def _statement(node: Node, returned: set[int], position: dict[int, int], made: bool) -> Statement | None:
+    if node.op == Op.INDEX_UPDATE:
+        if len(node.inputs) != 2:
+            return None
+        base, value = node.inputs
+        layout = _layout(base.type.shape, node.attrs["key"])
+        if layout is None:
+            return None
+        write, shape = layout[:2], layout[2]
+        update = node
+    else:  # a temporary: the whole array, C-ordered
+        base, value, update, shape = node.output, node.output, None, node.output.type.shape
+        write = (0, _c_strides(shape))
     dtype = base.type.dtype
-    layout = _layout(base.type.shape, update.attrs["key"])
-    if dtype not in FLOATS or layout is None or value.type.dtype != dtype or value.type.weak is not None:
+    if dtype not in FLOATS or value.type.dtype != dtype or value.type.weak is not None:
         return None
-    write, shape = layout[:2], layout[2]
     if value.type.shape not in (shape, ()):
         return None
     nodes, leaves, literals = [], [], {}
     arithmetic = (lambda v: v.node.op in STENCIL_OPS and id(v) not in returned and v.type.shape in (shape, ())
                   and v.type.dtype == dtype and v.type.weak is None)
-    if arithmetic(value) and len(value.users) == 1:
+    if update is None:
+        pending, inside = [node], {id(node)}
+    elif arithmetic(value) and len(value.users) == 1:
         pending, inside = [value.node], {id(value.node), id(update)}
     else:
         pending, inside, leaves = [], set(), [value]
@@ -219,7 +264,7 @@ def _statement(update: Node, returned: set[int], position: dict[int, int]) -> St
         if where[0] is not leaf:
             views.append(leaf.node)
     nodes.sort(key=lambda n: position[id(n)])
-    return Statement(update, shape, dtype, nodes, read, views, literals, write)
+    return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
 
 
 def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
@@ -242,8 +287,8 @@ def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Lay
 
 
 def _is_buffer(v: Value) -> bool:
-    """An array with memory of its own (an input, a new result, an update of one): never a view."""
-    return v.node.op == Op.INPUT or (v.node.op not in SOURCE_OPS and returns_fresh(v.node))
+    """An array with memory of its own (an input, a constant, a new result, an update of one): never a view."""
+    return v.node.op in (Op.INPUT, Op.CONST) or returns_fresh(v.node)
 
 
 def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
@@ -258,7 +303,9 @@ def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> 
 def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
     """True when the right-hand side reads elements of the written buffer other than, at each iteration, the one
     the iteration writes (NumPy reads the whole right-hand side before writing)."""
-    written = buffer_of[s.update.inputs[0]]
+    if s.made:
+        return False  # (new memory: nothing reads it yet)
+    written = buffer_of[s.base]
     target = _interval(*s.write, s.shape)
     for source, (offset, strides) in s.leaves.values():
         if buffer_of.get(source) != written or target is None:
@@ -286,7 +333,7 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
         bad = _simulate(graph, in_place, runs)
         if bad is None:
             break
-        statements.pop(id(bad.update))
+        statements.pop(id(bad.node))
     programs = []
     for run in runs:
         programs.append(_program(graph, run, len(programs), numbers))
@@ -305,8 +352,8 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
     for node in graph.nodes:
         s = statements.get(id(node))
         if s is not None:
-            root = roots.get(node.inputs[0], node.inputs[0])
-            roots[node.output] = root
+            root = s.result if s.made else roots.get(s.base, s.base)
+            roots[s.result] = root
             open_run.append(s)
             written.add(root)
             continue
@@ -330,18 +377,18 @@ def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statemen
     """Replay the graph with each run's nodes moved to its last update (``reordering``); the first statement that
     would read another version than the graph's, or the first of the run holding back a write a node left in
     place needs (or None)."""
-    moves = [([n for s in run for n in s.nodes + [s.update]], run[-1].update) for run in runs]  # (as execution())
+    moves = [([n for s in run for n in s.execution()], run[-1].node) for run in runs]
     stale = first_stale(graph, in_place, moves)
     if stale is None:
         return None
     k, node = stale
-    return next((s for s in runs[k] if node is s.update or node in s.nodes), runs[k][0])
+    return next((s for s in runs[k] if node is s.node or node in s.nodes), runs[k][0])
 
 
 def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:
-    buffers, scalars, buffer_of = [], [], {}
+    buffers, made, scalars, buffer_of = [], [], [], {}
     for s in run:
-        for v in [*(source for source, _ in s.leaves.values()), s.update.inputs[0]]:
+        for v in [*(source for source, _ in s.leaves.values()), *([s.base] if s.base is not None else [])]:
             if v in buffer_of:
                 continue
             if v.type.ndim == 0:
@@ -350,9 +397,16 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
             else:
                 buffer_of[v] = len(buffers)
                 buffers.append(v)
-        buffer_of[s.update.output] = buffer_of[s.update.inputs[0]]
+        if s.made:
+            buffer_of[s.result] = -1 - len(made)  # (numbered after the buffers below)
+            made.append(s.result)
+        else:
+            buffer_of[s.result] = buffer_of[s.base]
         s.scratch = needs_scratch(s, buffer_of)
-    inside = {id(s.update) for s in run} | {id(n) for s in run for n in s.nodes}
+    for v, k in buffer_of.items():
+        if k < 0:
+            buffer_of[v] = len(buffers) - 1 - k
+    inside = {id(n) for s in run for n in s.execution()}
     views = []
     for s in run:
         for n in s.views:
@@ -360,6 +414,6 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
                     all(v is not n.output for v in graph.outputs):
                 views.append(n)
     order = {id(n): i for i, n in enumerate(graph.nodes)}
-    absorbed = sorted(views + [n for s in run for n in s.nodes] + [s.update for s in run], key=lambda n: order[id(n)])
-    return Program(index, run, buffers, scalars, buffer_of, (numbers[id(run[0].update)], numbers[id(run[-1].update)]),
-                   absorbed)
+    absorbed = sorted(views + [n for s in run for n in s.execution()], key=lambda n: order[id(n)])
+    updates = [numbers[id(s.node)] for s in run if s.node.op == Op.INDEX_UPDATE] or [0]
+    return Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)

@@ -146,7 +146,8 @@ def test_random_statement_programs_against_numpy(seed):
     seg = _capture(f, args)
     graph = compile_captured(seg.graph, backend="codegen", donated=donated_inputs(seg)).graph
     updates = in_place_updates(graph, donated_inputs(seg))
-    assert 1 <= sum(len(p.statements) for p in programs) == len(updates) <= count, source
+    in_place = sum(s.base is not None and not s.made for p in programs for s in p.statements)
+    assert 1 <= in_place == len(updates) <= count, source
 
 
 def test_random_programs_use_every_form():
@@ -262,6 +263,13 @@ def test_a_caller_array_that_is_not_c_ordered_is_written_back():
     np.testing.assert_array_equal(big, eager, strict=True)
 
 
+def _same_outputs(seg, got, expected: dict) -> None:
+    """The graph's outputs (in the order of the segment's write-backs) against eager's final arrays by name."""
+    assert len(seg.writebacks) == len(expected)
+    for source, k in seg.writebacks:
+        np.testing.assert_array_equal(got[k], expected[source.name], strict=True)
+
+
 def test_compile_graph_of_arrays_the_graph_makes():
     def f(A, B):
         A = A * 0.5  # new arrays: a graph without write-backs updates them in place
@@ -274,11 +282,40 @@ def test_compile_graph_of_arrays_the_graph_makes():
     seg = _capture(f, [np.zeros(50), np.zeros(50)])
     cg = compile_graph(seg.graph, backend="fused", options=ALWAYS)
     (p,) = _programs(cg)
-    assert len(p.statements) == 8
+    assert sum(s.base is not None for s in p.statements) == 8  # (and the products as temporary arrays)
     A, B = np.random.default_rng(3).random(50), np.random.default_rng(4).random(50)
-    got = cg(A.copy(), B.copy())
+    got = cg(A.copy(), B.copy())  # (the function's results: it writes no argument)
     for g, e in zip(got, f(A, B)):
         np.testing.assert_array_equal(g, e, strict=True)
+
+
+def test_updates_not_in_place_copy_and_leave_the_inputs_alone():
+    def f(A, B):
+        B[1:-1] = A[:-2] + A[2:]  # without write-backs compile_graph's graph may not write its inputs
+        A[1:-1] = B[-2:0:-1] * 0.5
+        return A, B
+
+    seg = _capture(f, [np.zeros(30), np.zeros(30)])
+    cg = compile_graph(seg.graph, backend="fused", options=ALWAYS)
+    (p,) = _programs(cg)
+    assert [s.made for s in p.statements] == [True, True]
+    A, B = np.random.default_rng(5).random(30), np.random.default_rng(6).random(30)
+    given = A.copy(), B.copy()
+    _same_outputs(seg, cg(A, B), dict(zip("AB", f(A.copy(), B.copy()))))
+    np.testing.assert_array_equal(A, given[0], strict=True)
+    np.testing.assert_array_equal(B, given[1], strict=True)
+
+
+def shared_temporary(U, V):
+    for _ in range(3):
+        uvv = U[1:-1] * V[1:-1] * V[1:-1]  # read by both updates: a temporary array the function makes
+        U[1:-1] += 0.1 * (U[2:] - 2.0 * U[1:-1] + U[:-2]) - uvv
+        V[1:-1] += uvv - 0.05 * V[1:-1]
+
+
+def test_a_temporary_read_by_two_statements():
+    (p,) = run_as_program(shared_temporary, np.zeros(40), np.zeros(40))
+    assert sum(s.base is None for s in p.statements) >= 3 and len(p.statements) >= 9
 
 
 def test_the_call_refuses_arrays_of_other_shapes():
