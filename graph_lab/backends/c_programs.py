@@ -198,15 +198,15 @@ def find_statements(graph: Graph, in_place: dict[int, Value]) -> dict[int, State
             s = _statement(node, returned, position, made=id(node) not in in_place)
             if s is not None:
                 found[id(node)] = s
-    claimed = {id(n) for s in found.values() for n in s.nodes}
-    for node in reversed(graph.nodes):  # (the last first: a temporary computes the arithmetic only it reads)
+    claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
+    for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
         if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
                 id(node.output) not in returned and node.output.users and \
-                all(u.op in STENCIL_OPS or u.op == Op.INDEX_UPDATE for u in node.output.users):
+                all(id(u) in claimed for u in node.output.users):
             s = _statement(node, returned, position, made=True)
             if s is not None:
                 found[id(node)] = s
-                claimed |= {id(n) for n in s.nodes}
+                claimed |= {id(n) for n in s.nodes} | {id(node)}
     return found
 
 
@@ -336,6 +336,8 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
         statements.pop(id(bad.node))
     programs = []
     for run in runs:
+        if all(s.base is None for s in run) or not any(s.ops() for s in run):
+            continue  # temporaries alone are the partition's elementwise groups; copies alone cost NumPy no more
         programs.append(_program(graph, run, len(programs), numbers))
         programs[-1].trips = trips
     return programs
