@@ -16,11 +16,14 @@ A statement is an ``index_update`` that ``inplace.py`` writes into its base's me
 value is computed by ``+ - * /`` (C's arithmetic is NumPy's bit for bit, in the same order, ``-ffp-contract=off``)
 from static views of buffers, whole buffers, 0-d values and Python numbers, all of the base's float dtype (or
 weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
-reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies.
+reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies. An
+update not written in place computes into a copy of its base, and a *temporary* (arithmetic only statements
+read) into an array of its own; the call makes those arrays and returns them.
 
 Moving a statement's nodes to the run's one call changes *when* they run. ``_simulate`` replays the graph in that
-new order and keeps a run only where every node still reads the versions of the buffers it read in the graph
-(else the run is split there); the C code and the call are in ``c_program_code``.
+new order (``reordering``) and keeps a statement only where every node still reads the versions of the buffers
+it read in the graph (else the statement is left to NumPy, and the runs are formed again); the C code and the call
+are in ``c_program_code``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
-from ..ops import SOURCE_OPS, Op
+from ..ops import Op
 from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .cost import GroupCost
