@@ -64,9 +64,11 @@ class CompiledLoop:
     def __call__(self, lower, upper, *carry):
         if self._run is None:
             from .compiled import compile_captured  # (compiled.py imports this module)
-            with loop_trips(upper - lower):
+            with loop_trips(upper - lower):  # (a program is judged over all the steps one C call runs)
                 compiled = compile_captured(self.body, self.backend, donated=self.donated)
             self._whole = whole_loop(compiled)
+            if self._whole is None and upper - lower > 1:  # called once per step: judged per step
+                compiled = compile_captured(self.body, self.backend, donated=self.donated)
             if compiled.input_names != self.names:  # (passes keep a graph's inputs, in order)
                 raise AssertionError(f"the compiled loop body takes {compiled.input_names}, not {self.names}")
             self._run, self._params = compiled._run, compiled._params  # (inputs by position, in the body's order)
