@@ -223,7 +223,7 @@ class CodegenGraph(CompiledGraph):
         if plan.out or plan.workspace or plan.outs:
             parts.append(f"{len(plan.out) + len(plan.outs)} lines write into buffers no longer read and "
                          f"{len(plan.workspace)} into buffers kept between calls, when the inputs are C-ordered")
-        return "; ".join(parts)
+        return "; ".join(parts + loop_bodies.loop_notes([*generated.plain.consts, *generated.reusing.consts]))
 
     def _explain_backend(self) -> list[str]:
         plan = self.generated.plan

@@ -23,7 +23,6 @@ and so for ``softmax`` and ``log_softmax`` (libmvec is not NumPy's libm).
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -39,9 +38,11 @@ from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
-from .stencil import find_stencils, stencil_call, stencil_kernel
+from .c_loops import trips
+from .c_programs import find_programs, updated_elements
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
+from .reordering import keep_in_order
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -158,7 +159,7 @@ class FusedGraph(CodegenGraph):
         kernels = [g for g in part.kernels() if g.index in calls] if part is not None else []
         self.kernels = kernels
         self.stencils = list(stencils)
-        """The stencil kernels (``stencil.py``) the graph calls."""
+        """The C programs (``c_programs.py``) and stencil kernels (``stencil.py``) the graph calls."""
         if kernels or stencils:
             in_place = in_place_updates(graph, donated)
             steps = fused_steps(graph, kernels, in_place, stencils)
@@ -173,7 +174,7 @@ class FusedGraph(CodegenGraph):
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
                                          largest_bytes=largest_bytes, donated=donated)
         extra = {f"kernel{g.index}": calls[g.index] for g in kernels}
-        extra.update({f"stencil{st.index}": calls[("stencil", st.index)] for st in self.stencils})
+        extra.update({st.call_name: calls[st.call_name] for st in self.stencils})
         super().__init__(graph, pipeline, reports, generated=generated, extra=extra, backend="fused",
                          straight_static=straight_static)
 
@@ -194,10 +195,11 @@ class FusedGraph(CodegenGraph):
         return library_source(kernels) if kernels else ""
 
     def how_it_runs(self) -> str:
-        stencils = (f"; {len(self.stencils)} slice update(s) with their arithmetic as stencil kernels (one C loop "
-                    f"nest each)" if self.stencils else "")
+        stencils = program_notes(self.stencils)
         if self.stencils and not self.kernels:
             return super().how_it_runs() + stencils
+        if not self.kernels and "in one C call" in super().how_it_runs():
+            return super().how_it_runs()
         if not self.kernels:
             why = self.note or _no_kernel_reason(self.partition)
             return f"{super().how_it_runs()}; no C kernel: {why}"
@@ -214,6 +216,11 @@ class FusedGraph(CodegenGraph):
         return lines + ["  " + line for line in self.partition.text().splitlines()]
 
 
+def program_notes(programs: list) -> str:
+    """What explain() says of the C programs."""
+    return "".join(f"; {p.describe()}" for p in programs)
+
+
 def _no_kernel_reason(part: Partition) -> str:
     """Why no group of a partition became a kernel, in a few words (the first group's reason)."""
     if not part.groups:
@@ -228,13 +235,13 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
     """The lines of a fused graph for the buffer planner: a kernel is one step, where its last node was; a
     stencil kernel one that writes into its base (no new memory)."""
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
-    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
+    in_stencil = {id(n): st for st in stencils for n in st.taken()}
     steps = []
     for step in codegen.node_steps(graph, in_place):
         st = in_stencil.get(id(step.node))
         if st is not None:
-            if step.node is st.update:
-                steps.append(codegen.Step(step.node, tuple(st.bases), (st.update.output,), False, None))
+            if step.node is st.call_node:
+                steps.append(codegen.Step(step.node, tuple(st.bases), tuple(st.results()), False, None))
             continue
         g = in_kernel.get(id(step.node))
         if g is None:
@@ -248,17 +255,13 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
 
 def _statement(graph: Graph, kernels: list[Group], plan: codegen.BufferPlan, in_place: dict, stencils=()):
     in_kernel = {id(n): g for g in kernels for n in g.nodes}
-    in_stencil = {id(n): st for st in stencils for n in st.nodes + [st.update]}
+    in_stencil = {id(n): st for st in stencils for n in st.taken()}
     with_out = codegen.out_statement(plan, codegen.scalar_operands(graph), in_place)
 
     def statement(node, ctx):
         st = in_stencil.get(id(node))
         if st is not None:
-            if node is not st.update:
-                return "", ""
-            code = f"stencil{st.index}({', '.join(ctx.var(v) for v in st.bases)})"
-            ctx.numbering[node.output] = ctx.numbering[st.bases[-1]]  # (the update's result is its base)
-            return code, f"stencil kernel {st.index}: {len(st.nodes)} nodes and the update, into {ctx.var(node.output)}"
+            return st.statement(node, ctx)
         g = in_kernel.get(id(node))
         if g is None:
             return with_out(node, ctx) if with_out is not None else None
@@ -293,14 +296,14 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     options = options or _DEFAULT_OPTIONS
     if options.fuse != "always":
         elements, nbytes = codegen.largest_results(graph) if straight_static else (_largest_result(graph), None)
-        if elements < cost.MIN_ELEMENTS:
+        if elements < cost.MIN_ELEMENTS and updated_elements(graph) * trips() < cost.MIN_ELEMENTS:
             # A group loops over one of its nodes' results, so no group can be big enough for a kernel: no need to
             # form them now (FusedGraph.partition does if asked). Compile time matters for a graph of small
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
-    stencils = _decided_stencils(graph, options, donated)
-    part = partition(graph, {id(n): f"in stencil kernel {st.index}" for st in stencils for n in st.nodes + [st.update]})
+    stencils = _decided_loop_nests(graph, options, donated)
+    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()})
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if stencils and not candidates:
         try:
@@ -332,6 +335,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
             g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
+    stencils = keep_in_order(graph, in_place_updates(graph, donated), stencils, part.groups)
     try:
         calls = build_calls(engine, graph, part)
         calls.update(build_stencil_calls(engine, graph, stencils))
@@ -366,12 +370,13 @@ def build_calls(engine: _Engine, graph: Graph, part: Partition) -> dict[int, Cal
     return {g.index: kernel_call(functions[g.kernel.name], g, graph, g.decision.threads) for g in kernels}
 
 
-def _decided_stencils(graph: Graph, options: FusedOptions, donated) -> list:
-    """The stencil kernels (``stencil.py``) the cost model keeps, on one thread each; none without a compiler."""
+def _decided_loop_nests(graph: Graph, options: FusedOptions, donated) -> list:
+    """The C programs (``c_programs.py``) that the cost model keeps, each on one thread; none without a
+    compiler."""
     if options.fuse == "never":
         return []
-    found = [st for st in find_stencils(graph, in_place_updates(graph, donated))
-             if options.fuse == "always" or math.prod(st.shape) >= cost.MIN_ELEMENTS]
+    found = [p for p in find_programs(graph, in_place_updates(graph, donated), trips=trips())
+             if options.fuse == "always" or p.elements >= cost.MIN_ELEMENTS]
     if not found or _engine(options).toolchain is None:
         return []
     calibration = _engine(options).calibration() if options.fuse == "auto" else None
@@ -385,13 +390,13 @@ def _decided_stencils(graph: Graph, options: FusedOptions, donated) -> list:
 
 
 def build_stencil_calls(engine: _Engine, graph: Graph, stencils: list) -> dict:
-    """Generate, compile (one library) and wrap the stencil kernels, by ``("stencil", index)``."""
+    """Generate, compile (one library) and wrap the C programs and stencil kernels, by call name."""
     if not stencils:
         return {}
     for st in stencils:
-        st.kernel = stencil_kernel(st)
+        st.kernel = st.make_kernel()
     functions = engine.cache.functions([st.kernel for st in stencils])
-    return {("stencil", st.index): stencil_call(functions[st.kernel.name], st, graph) for st in stencils}
+    return {st.call_name: st.make_call(functions[st.kernel.name], graph) for st in stencils}
 
 
 def kernel_for(engine: _Engine, graph: Graph, g: Group):

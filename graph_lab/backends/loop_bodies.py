@@ -27,6 +27,7 @@ from ..ir.sizes import is_symbolic_graph
 from ..ops import Op
 from ..ops.aliasing import returns_fresh
 from . import python_emitters, python_source
+from .c_loops import loop_trips, whole_loop
 
 _BACKEND: ContextVar[str] = ContextVar("loop_body_backend", default="codegen")
 
@@ -50,12 +51,24 @@ class CompiledLoop:
         self.donated = donated_carries(body)
         """carry input name -> the output that is its next value, for the carries written in place."""
         self._copied = [k for k, name in enumerate(self.names[1:]) if name in self.donated]
-        self._run = self._params = None
+        self._run = self._params = self._whole = None
+        self.trips = None
+        """The number of iterations of the last call (None before the first)."""
+
+    def describe(self) -> str:
+        """What explain() says of this loop once it has run."""
+        if self._whole is not None:
+            return f"a loop of {self.trips} steps in one C call (its body is one C program)"
+        return f"a fori_loop of {self.trips} steps running its compiled body once per step"
 
     def __call__(self, lower, upper, *carry):
         if self._run is None:
             from .compiled import compile_captured  # (compiled.py imports this module)
-            compiled = compile_captured(self.body, self.backend, donated=self.donated)
+            with loop_trips(upper - lower):  # (a program is judged over all the steps one C call runs)
+                compiled = compile_captured(self.body, self.backend, donated=self.donated)
+            self._whole = whole_loop(compiled)
+            if self._whole is None and upper - lower > 1:  # called once per step: judged per step
+                compiled = compile_captured(self.body, self.backend, donated=self.donated)
             if compiled.input_names != self.names:  # (passes keep a graph's inputs, in order)
                 raise AssertionError(f"the compiled loop body takes {compiled.input_names}, not {self.names}")
             self._run, self._params = compiled._run, compiled._params  # (inputs by position, in the body's order)
@@ -63,12 +76,21 @@ class CompiledLoop:
         for k in self._copied:  # the loop owns what it writes into: never the arrays it was given
             if type(carry[k]) is np.ndarray:
                 carry[k] = carry[k].copy()
+        self.trips = max(upper - lower, 0)
+        if self._whole is not None:
+            return tuple(self._whole(lower, upper, carry))
         run, params = self._run, self._params
         i = lower  # (typed like lower, as ops/control.py's _fori_loop)
         while i < upper:
             carry = run((i, *carry), params)
             i = i + 1
         return tuple(carry)
+
+
+def loop_notes(consts) -> list[str]:
+    """What the loops a generated function passes in (``consts``) did, for ``how_it_runs``."""
+    loops = {id(c): c for c in consts if isinstance(c, CompiledLoop) and c.trips is not None}
+    return [c.describe() for c in loops.values()]
 
 
 def donated_carries(body: Graph) -> dict[str, int]:

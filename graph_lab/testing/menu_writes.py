@@ -3,6 +3,7 @@
 Each form writes into an array already in scope (an argument, or a value the program made, which may itself be
 a view of an argument): an item or a slice, the whole array, a boolean mask (``t[t > m] = m``,
 ``t[u > 0] = u[u > 0]``), an index array with a repeated index, ``np.maximum.at``, ``np.copyto``, ``out=``, a
+time loop of updates of overlapping slices (``t[1:-1] = t[:-2] * 0.25 + t[2:] * 0.5``), a
 view taken and written through (an index, ``.T``, a one-operand ``np.einsum``), with a graph break
 (``float(t.sum())``) between the view and the write, and a reshape of an array just written. The values
 written stay inside the target's interval, so every alias of it (which the generator does not track) keeps the
@@ -74,6 +75,11 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
                   # a view that is a reshape taken after the write (a view of a contiguous argument the caller
                   # may write into; found by the strict ways)
                   [f"{t.name}[{key}] = {value}", f"{v} = {t.name}.reshape(-1)"]]
+        if n >= 3:  # a time loop of statements over overlapping slices of one array (C programs: c_programs.py)
+            forms += [["for _ in range(3):", f"    {t.name}[1:-1] = {t.name}[:-2] * 0.25 + {t.name}[2:] * 0.5",
+                       f"    {t.name}[0] = {t.name}[-1] * 0.5"],
+                      ["for _ in range(4):", f"    {t.name}[1:] = {t.name}[1:] * 0.5 + {t.name}[:-1] * 0.25",
+                       f"    {t.name}[:-1] = {t.name}[1:] * 0.25 + {t.name}[::-1][1:] * 0.5"]]
         if t.ndim == 2:  # np.einsum of one operand that only permutes it returns a view (found by the strict ways)
             forms += [[f"{v} = np.einsum('ij->ji', {t.name})", f"{v}[0] = {m}"]]
     lines = rng.choice(forms)

@@ -1,0 +1,174 @@
+"""The C function of a program (``c_programs``) and the Python that calls it.
+
+One function runs the statements in program order, each a loop nest over its written slice (a block of its own,
+so names repeat), all inside a loop over ``step`` from ``begin`` to ``end``: a graph's program is called with
+``(0, 1)``; a ``fori_loop`` whose body is one program is called once with the loop's bounds (``c_loops``)::
+
+    void p_1c9e...(int64_t begin, int64_t end, double* restrict b0, double* restrict b1) {
+      for (int64_t step = begin; step < end; step++) {
+        { /* statement 1 */
+          for (int64_t i0 = 0; i0 < 398; i0++) {
+            double a0 = b0[0 + i0 * 1];
+            ...
+            b1[1 + i0 * 1] = t2;
+          }
+        }
+        ...
+      }
+    }
+
+Buffers are read as C-ordered: the call copies one that is not and copies the written ones back after. A
+statement that reads the buffer it writes elsewhere (``needs_scratch``) computes into the scratch memory first
+and then copies it into the slice: NumPy's right-hand side is computed before the write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from ..errors import GraphExecutionError
+from ..ir.graph import Graph
+from ..ops import Op
+from .c_kernels import C_OPS, C_TYPES, CKernel, c_number, check_c_source
+from .c_programs import Program, Statement
+from .stencil import STENCIL_OPS, _c_strides
+
+
+def _index(offset: int, strides: tuple[int, ...]) -> str:
+    return " + ".join([str(offset)] + [f"i{d} * {st}" for d, st in enumerate(strides) if st != 0])
+
+
+def _loops(shape: tuple[int, ...], body: list[str], indent: str) -> list[str]:
+    lines = []
+    for d, n in enumerate(shape):
+        lines.append(f"{indent}{'  ' * d}for (int64_t i{d} = 0; i{d} < {n}; i{d}++) {{")
+    inner = indent + "  " * len(shape)
+    lines += [inner + line for line in body]
+    lines += [f"{indent}{'  ' * d}}}" for d in reversed(range(len(shape)))]
+    return lines
+
+
+def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
+    """A statement as a C function of the buffers it touches: (its name, its definition, the call's arguments).
+    The steps of a time loop repeat the same few statements on other buffers: each is compiled once, which keeps
+    the program's code small enough to stay in the instruction cache."""
+    ctype = C_TYPES[s.dtype]
+    local: dict[int, int] = {}  # buffer position -> parameter number
+    copied = [s.base] if s.made and s.base is not None else []  # (an update not in place copies its base)
+    for source in [s.result, *copied, *(source for source, _ in s.leaves.values())]:
+        if source in p.buffer_of:
+            local.setdefault(p.buffer_of[source], len(local))
+    scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
+    names, body = {}, []
+    for j, (leaf, (source, layout)) in enumerate(s.leaves.items()):
+        names[leaf] = f"a{j}"
+        if source in p.buffer_of:
+            body.append(f"{ctype} a{j} = q{local[p.buffer_of[source]]}[{_index(*layout)}];")
+        else:
+            body.append(f"const {ctype} a{j} = c{scalars.index((source, s.dtype))}[0];")
+    for k, n in enumerate(s.nodes):
+        if n.op not in STENCIL_OPS:
+            continue
+        operands = [c_number(s.literals[v], ctype) if v in s.literals else names[v] for v in n.inputs]
+        names[n.output] = f"t{k}"
+        body.append(f"{ctype} t{k} = ({ctype}){C_OPS[n.op](operands, ctype)};")
+    value = names[s.value]
+    arrays = p.buffers + p.made
+    params = [f"{'const ' if m else ''}{C_TYPES[arrays[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
+    params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
+    lines = []
+    if copied:
+        size = math.prod(copied[0].type.shape)
+        lines = [f"  for (int64_t j = 0; j < {size}; j++) q0[j] = q{local[p.buffer_of[copied[0]]]}[j];"]
+    if s.scratch:
+        params.append(f"{ctype}* restrict tmp")
+        lines += _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
+        lines += _loops(s.shape, [f"q0[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"], "  ")
+    else:
+        lines += _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
+    signature, text = f"({', '.join(params)})", "\n".join(lines)
+    name = "s_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
+    definition = f"static __attribute__((noinline)) void {name}{signature} {{\n{text}\n}}"
+    args = [f"b{b}" for b in local] + [f"c{p.scalars.index(sc)}" for sc in scalars]
+    return name, definition, args + ([f"({ctype}*)scratch"] if s.scratch else [])
+
+
+def program_kernel(p: Program) -> CKernel:
+    """The program's C function; its name is a hash of its text, so equal programs are compiled once."""
+    written = {p.buffer_of[s.result] for s in p.statements}
+    params = ["int64_t begin", "int64_t end"]
+    params += [f"{'' if k in written else 'const '}{C_TYPES[v.type.dtype]}* restrict b{k}"
+               for k, v in enumerate(p.buffers + p.made)]
+    params += [f"const {C_TYPES[dtype]}* restrict c{j}" for j, (_, dtype) in enumerate(p.scalars)]
+    scratch = any(s.scratch for s in p.statements)
+    if scratch:
+        params.append("unsigned char* restrict scratch")
+    lines, functions = ["  for (int64_t step = begin; step < end; step++) {"], {}
+    for k, s in enumerate(p.statements):
+        name, definition, args = _statement_function(p, s)
+        functions[name] = definition
+        lines.append(f"    {name}({', '.join(args)});")
+    lines.append("  }")
+    signature, text = f"({', '.join(params)})", "\n".join(lines)
+    name = "p_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
+    kernel = CKernel(name, tuple(functions.values()), f"void {name}{signature} {{\n{text}\n}}\n",
+                     len(p.bases) + len(p.made), int(scratch), False)
+    check_c_source(kernel.translation_unit())
+    return kernel
+
+
+def scratch_bytes(p: Program) -> int:
+    return max([s.elements * s.dtype.itemsize for s in p.statements if s.scratch], default=0)
+
+
+def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = (0, 1)):
+    """``program(*buffers, *scalars)``: checks the arrays, runs the function once (or, with ``bounds=None``,
+    ``program(lower, upper, *buffers, *scalars)`` for ``lower <= step < upper``), writes into the buffers."""
+    expected = [(v.type.shape, v.type.dtype) for v in p.buffers]
+    dtypes = [dtype for _, dtype in p.scalars]
+    written = sorted({p.buffer_of[s.result] for s in p.statements} - {p.buffer_of[v] for v in p.made})
+    made = [(v.type.shape, v.type.dtype) for v in p.made]
+    n_buffers, extra = len(p.buffers), scratch_bytes(p)
+    node = p.call_node
+
+    def run(lower, upper, arrays):
+        work = []
+        for a, (shape, dtype) in zip(arrays[:n_buffers], expected):
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+                raise GraphExecutionError(
+                    f"while executing {graph.node_text(node)} ({p.describe()}): an operand is "
+                    f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the function was compiled for "
+                    f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
+            work.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements="CA"))
+        scalars = [np.array(x, dtype) for x, dtype in zip(arrays[n_buffers:], dtypes)]
+        new = [np.empty(shape, dtype) for shape, dtype in made]
+        pointers = [a.ctypes.data for a in work + new] + [c.ctypes.data for c in scalars]
+        if extra:
+            scratch = np.empty(extra, np.uint8)
+            pointers.append(scratch.ctypes.data)
+        fn(lower, upper, *pointers)
+        for k in written:
+            if work[k] is not arrays[k]:
+                np.copyto(arrays[k], work[k])
+        return new
+
+    if bounds is None:
+        return lambda lower, upper, *arrays: run(lower, upper, arrays)
+    lower, upper = bounds
+    return lambda *arrays: run(lower, upper, arrays)
+
+
+def program_statement(p: Program, node, ctx) -> tuple[str, str]:
+    """The generated Python for a node the program computes: the call at its last update, nothing elsewhere
+    (an update's result is its base's array, by the base's name)."""
+    if node.op == Op.INDEX_UPDATE and node.output in p.buffer_of and node.output not in p.made:
+        ctx.numbering[node.output] = ctx.numbering[node.inputs[0]]
+    if node is not p.call_node:
+        return "", ""
+    code = f"{p.call_name}({', '.join(ctx.var(v) for v in p.bases)})"
+    if p.made:  # (the new arrays it makes)
+        code = f"{', '.join(ctx.var(v) for v in p.made)}, = {code}"
+    return code, p.describe()

@@ -1,0 +1,424 @@
+"""C programs: one C function for a whole run of consecutive slice updates of a graph.
+
+A time-stepped stencil code unrolled into a graph is a sequence of statements, each an in-place update of a slice
+computed from slices of the same few arrays::
+
+    B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])      # statement 1
+    A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])      # statement 2
+    ...                                                 # 40 statements for 20 steps
+
+On small grids each statement alone is too small for a kernel call to pay (``cost.MIN_ELEMENTS``), and NumPy
+spends its time dispatching its calls. Here consecutive statements become one C function: one loop nest per
+statement, in program order, each reading and writing the arrays (the *buffers*) in place, so that a later
+statement sees what an earlier one wrote, as the eager code does. The cost model then judges the whole run.
+
+A statement is an ``index_update`` that ``inplace.py`` writes into its base's memory, with a static key, whose
+value is computed by ``+ - * /`` (C's arithmetic is NumPy's bit for bit, in the same order, ``-ffp-contract=off``)
+from static views of buffers, whole buffers, 0-d values and Python numbers, all of the base's float dtype (or
+weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
+reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies. An
+update not written in place computes into a copy of its base, and a *temporary* (arithmetic only statements
+read) into an array of its own; the call makes those arrays and returns them.
+
+Moving a statement's nodes to the run's one call changes *when* they run. ``_simulate`` replays the graph in that
+new order (``reordering``) and keeps a statement only where every node still reads the versions of the buffers
+it read in the graph (else the statement is left to NumPy, and the runs are formed again); the C code and the call
+are in ``c_program_code``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
+from ..ops import Op
+from ..ops.aliasing import returns_fresh
+from .c_kernels import literal_ok
+from .cost import GroupCost
+from .reordering import SHAPE_ONLY, first_stale
+from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
+
+Layout = tuple[int, tuple[int, ...]]
+"""(offset, strides) in elements of a buffer, one stride per loop axis."""
+
+
+@dataclass(eq=False)
+class Statement:
+    """One slice update computed by one loop nest of a program: written in place, into a copy of its base (an
+    update not written in place), or a temporary (an array of arithmetic that only statements read)."""
+
+    node: Node
+    """The ``index_update``, or the last arithmetic node of a temporary."""
+    shape: tuple[int, ...]
+    """The written slice's shape: the loop nest's."""
+    dtype: np.dtype
+    nodes: list[Node]
+    """The arithmetic nodes, in graph order."""
+    leaves: dict[Value, tuple[Value, Layout]]
+    """Each value the arithmetic reads -> (the value it views, or itself, and the layout read)."""
+    views: list[Node]
+    """The view nodes among the leaves (taken into the program when only programs read them)."""
+    literals: dict[Value, float]
+    write: Layout
+    made: bool = False
+    """The result is a new array the call makes (an update not in place, a temporary)."""
+    scratch: bool = False
+    """The right-hand side reads the written buffer elsewhere: computed into scratch first."""
+
+    @property
+    def base(self) -> Value | None:
+        """The array the update writes into (in place) or copies (not in place); None for a temporary."""
+        return self.node.inputs[0] if self.node.op == Op.INDEX_UPDATE else None
+
+    @property
+    def value(self) -> Value:
+        return self.node.inputs[1] if self.node.op == Op.INDEX_UPDATE else self.node.output
+
+    @property
+    def result(self) -> Value:
+        return self.node.output
+
+    def execution(self) -> list[Node]:
+        return self.nodes + ([self.node] if self.base is not None else [])
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    def ops(self) -> int:
+        return sum(1 for n in self.nodes if n.op in STENCIL_OPS)
+
+
+@dataclass(eq=False)
+class Program:
+    """A run of statements computed by one C function (``program<index>`` in the generated code)."""
+
+    index: int
+    statements: list[Statement]
+    buffers: list[Value]
+    """The arrays the function reads and writes, each as the value it holds when the run starts (call order)."""
+    made: list[Value]
+    """The new arrays the call makes and returns (after ``buffers`` in the C function's parameters)."""
+    scalars: list[tuple[Value, np.dtype]]
+    """0-d values and scalar inputs read, with the dtype they are read in (NumPy converts a Python number to the
+    array's dtype): passed as one-element arrays after the buffers."""
+    buffer_of: dict[Value, int]
+    """Every version or view of a buffer the statements read or write -> its position in ``buffers``."""
+    numbers: tuple[int, int] = (0, 0)
+    """The first and last statement's number among the graph's slice updates (1-based), for explain()."""
+    absorbed: list[Node] = field(default_factory=list)
+    """Every node the call computes: the statements' views, arithmetic and updates."""
+    decision: object = None
+    kernel: object = None
+    function: object = None
+    """The loaded C function, once compiled."""
+    trips: int = 1
+    """How many times one call runs the statements (a loop body's program: ``c_loops``)."""
+
+    @property
+    def call_name(self) -> str:
+        return f"program{self.index}"
+
+    @property
+    def call_node(self) -> Node:
+        return self.statements[-1].node
+
+    @property
+    def bases(self) -> list[Value]:
+        """The call's arguments."""
+        return self.buffers + [v for v, _ in self.scalars]
+
+    def taken(self) -> list[Node]:
+        return self.absorbed
+
+    def execution(self) -> list[Node]:
+        """The nodes the call computes, in the order it computes them: statement after statement."""
+        return [n for s in self.statements for n in s.execution()]
+
+    def make_kernel(self):
+        from .c_program_code import program_kernel  # (that module reads this one's records)
+        return program_kernel(self)
+
+    def make_call(self, fn, graph: Graph):
+        from .c_program_code import program_call
+        self.function = fn  # (a loop whose body is this program calls it once for all iterations: c_loops)
+        return program_call(fn, self, graph)
+
+    def statement(self, node: Node, ctx) -> tuple[str, str]:
+        from .c_program_code import program_statement
+        return program_statement(self, node, ctx)
+
+    def results(self) -> list[Value]:
+        return [s.result for s in self.statements]
+
+    @property
+    def elements(self) -> int:
+        """The elements one call writes, over all its iterations."""
+        return sum(s.elements for s in self.statements) * self.trips
+
+    def cost(self) -> GroupCost:
+        """NumPy runs each op and each write as a call over its slice; the function reads each operand and
+        writes each result once (a scratch statement twice); all of it once per iteration."""
+        size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
+        calls = sum(s.ops() + (s.base is not None) for s in self.statements) * self.trips
+        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips
+        kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item
+                           for s in self.statements) * self.trips
+        arithmetic = sum(s.ops() * s.elements for s in self.statements) * self.trips / size
+        # (each number is made a one-element array and each new array allocated, a NumPy call each, per call)
+        return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases) + len(self.made), kernel_bytes,
+                         copies=len(self.scalars) + len(self.made))
+
+    def describe(self) -> str:
+        first, last = self.numbers
+        span = f"statement {first}" if first == last else f"statements {first}..{last}"
+        updates = sum(s.base is not None for s in self.statements)
+        temporaries = f", {len(self.statements) - updates} temporary arrays" if updates < len(self.statements) else ""
+        return f"one C function for {span} ({updates} slice updates{temporaries}, {self.elements} elements" + (
+            f" over {self.trips} iterations)" if self.trips > 1 else ")")
+
+
+# --- finding statements
+
+
+def updated_elements(graph: Graph) -> int:
+    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them)."""
+    sizes = (n.inputs[0].type.size for n in graph.nodes if n.op == Op.INDEX_UPDATE)
+    return sum(size for size in sizes if type(size) is int)
+
+
+def find_statements(graph: Graph, in_place: dict[int, Value]) -> dict[int, Statement]:
+    """id(node) -> its ``Statement``, for every update a program can compute, then every temporary: arithmetic
+    that no statement computes and only arithmetic and updates read."""
+    returned = {id(v) for v in graph.outputs}
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    found = {}
+    for node in graph.nodes:
+        if node.op == Op.INDEX_UPDATE and node.inputs[0].type.ndim and _is_buffer(node.inputs[0]):
+            s = _statement(node, returned, position, made=id(node) not in in_place)
+            if s is not None:
+                found[id(node)] = s
+    claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
+    for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
+        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
+                id(node.output) not in returned and node.output.users and \
+                all(id(u) in claimed for u in node.output.users):
+            s = _statement(node, returned, position, made=True)
+            if s is not None:
+                found[id(node)] = s
+                claimed |= {id(n) for n in s.nodes} | {id(node)}
+    return found
+
+
+def _statement(node: Node, returned: set[int], position: dict[int, int], made: bool) -> Statement | None:
+    if node.op == Op.INDEX_UPDATE:
+        if len(node.inputs) != 2:
+            return None
+        base, value = node.inputs
+        layout = _layout(base.type.shape, node.attrs["key"])
+        if layout is None:
+            return None
+        write, shape = layout[:2], layout[2]
+        update = node
+    else:  # a temporary: the whole array, C-ordered
+        base, value, update, shape = node.output, node.output, None, node.output.type.shape
+        write = (0, _c_strides(shape))
+    dtype = base.type.dtype
+    if dtype not in FLOATS or value.type.dtype != dtype or value.type.weak is not None:
+        return None
+    if value.type.shape not in (shape, ()):
+        return None
+    nodes, leaves, literals = [], [], {}
+    arithmetic = (lambda v: v.node.op in STENCIL_OPS and id(v) not in returned and v.type.shape in (shape, ())
+                  and v.type.dtype == dtype and v.type.weak is None)
+    if update is None:
+        pending, inside = [node], {id(node)}
+    elif arithmetic(value) and len(value.users) == 1:
+        pending, inside = [value.node], {id(value.node), id(update)}
+    else:
+        pending, inside, leaves = [], set(), [value]
+    shared: dict[Value, None] = {}  # values read by the tree that other nodes may read too
+    while pending:
+        n = pending.pop()
+        nodes.append(n)
+        for v in n.inputs:
+            if v.type.weak is not None and v.node.op == Op.CONST and literal_ok(v.node.attrs["value"]) \
+                    and type(v.node.attrs["value"]) is not bool:
+                literals[v] = v.node.attrs["value"]
+            elif arithmetic(v) and id(v.node) not in inside:
+                shared[v] = None
+            elif not arithmetic(v):
+                leaves.append(v)
+        if not pending:  # a value all of whose readers are in the tree is computed in it (once)
+            pending = [v.node for v in shared if all(id(u) in inside for u in v.users)]
+            for n in pending:
+                inside.add(id(n))
+                del shared[n.output]
+    leaves += list(shared)
+    read, views = {}, []
+    for leaf in dict.fromkeys(leaves):
+        where = _read_layout(leaf, shape, dtype)
+        if where is None:
+            return None
+        read[leaf] = where
+        if where[0] is not leaf:
+            views.append(leaf.node)
+    nodes.sort(key=lambda n: position[id(n)])
+    return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
+
+
+def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
+    """Where a leaf's elements are: a static view of a value, the value itself, or a 0-d scalar."""
+    t = leaf.type
+    if t.weak is not None:
+        return (leaf, (0, (0,) * len(shape))) if t.weak in (int, float) and leaf.node.op == Op.INPUT else None
+    if t.dtype != dtype or t.shape not in (shape, ()):
+        return None
+    if leaf.node.op == Op.INDEX and len(leaf.node.inputs) == 1:
+        source = leaf.node.inputs[0]
+        layout = _layout(source.type.shape, leaf.node.attrs["key"])
+        if layout is None or layout[2] != t.shape:
+            return None
+        strides = layout[1] if t.shape else (0,) * len(shape)
+        return (source, (layout[0], strides)) if _is_buffer(source) else None
+    if not t.shape and not _is_buffer(leaf):
+        return leaf, (0, (0,) * len(shape))  # a 0-d value: passed as a scalar
+    return (leaf, (0, _c_strides(shape) if t.shape else (0,) * len(shape))) if _is_buffer(leaf) else None
+
+
+def _is_buffer(v: Value) -> bool:
+    """An array with memory of its own (an input, a constant, a new result, an update of one): never a view."""
+    return v.node.op in (Op.INPUT, Op.CONST) or returns_fresh(v.node)
+
+
+def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """The lowest and highest element a layout touches (None when it touches none)."""
+    if any(n == 0 for n in shape):
+        return None
+    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return low, high
+
+
+def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
+    """True when the right-hand side reads elements of the written buffer other than, at each iteration, the one
+    the iteration writes (NumPy reads the whole right-hand side before writing)."""
+    if s.made:
+        return False  # (new memory: nothing reads it yet)
+    written = buffer_of[s.base]
+    target = _interval(*s.write, s.shape)
+    for source, (offset, strides) in s.leaves.values():
+        if buffer_of.get(source) != written or target is None:
+            continue
+        if (offset, strides) == s.write:
+            continue  # element for element: each is read before it is written
+        read = _interval(offset, strides, s.shape)
+        if read is not None and read[0] <= target[1] and target[0] <= read[1]:
+            return True
+    return False
+
+
+# --- runs of statements, checked against the graph's order
+
+
+def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = frozenset(),
+                  trips: int = 1) -> list[Program]:
+    """The runs of consecutive statements (no other slice update between them), each as a ``Program`` whose
+    re-ordered execution reads what the graph reads; no decision yet. ``trips``: the graph is a loop body one
+    call may run that many times (``c_loops``)."""
+    statements = {k: s for k, s in find_statements(graph, in_place).items() if k not in taken}
+    numbers = {id(n): i for i, n in enumerate((n for n in graph.nodes if n.op == Op.INDEX_UPDATE), 1)}
+    while True:
+        runs = _runs(graph, statements)
+        bad = _simulate(graph, in_place, runs)
+        if bad is None:
+            break
+        statements.pop(id(bad.node))
+    programs = []
+    for run in runs:
+        if all(s.base is None for s in run) or not any(s.ops() for s in run):
+            continue  # temporaries alone are the partition's elementwise groups; copies alone cost NumPy no more
+        programs.append(_program(graph, run, len(programs), numbers))
+        programs[-1].trips = trips
+    return programs
+
+
+def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement]]:
+    """Maximal runs of statements with no other slice update, and no node reading a buffer a statement of the
+    run wrote before it, between them."""
+    runs: list[list[Statement]] = []
+    claimed = {id(n) for s in statements.values() for n in s.nodes}
+    open_run: list[Statement] = []
+    written: set[Value] = set()
+    roots: dict[Value, Value] = {}
+    for node in graph.nodes:
+        s = statements.get(id(node))
+        if s is not None:
+            root = s.result if s.made else roots.get(s.base, s.base)
+            roots[s.result] = root
+            open_run.append(s)
+            written.add(root)
+            continue
+        if node.op == Op.INDEX_UPDATE:
+            roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
+        if node.op == Op.INDEX and len(node.inputs) == 1:
+            roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
+            continue
+        if id(node) in claimed:
+            continue
+        reads = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs
+        if open_run and (node.op == Op.INDEX_UPDATE or any(roots.get(v, v) in written for v in reads)):
+            runs.append(open_run)
+            open_run, written = [], set()
+    if open_run:
+        runs.append(open_run)
+    return runs
+
+
+def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:
+    """Replay the graph with each run's nodes moved to its last update (``reordering``); the first statement that
+    would read another version than the graph's, or the first of the run holding back a write a node left in
+    place needs (or None)."""
+    moves = [([n for s in run for n in s.execution()], run[-1].node) for run in runs]
+    stale = first_stale(graph, in_place, moves)
+    if stale is None:
+        return None
+    k, node = stale
+    return next((s for s in runs[k] if node is s.node or node in s.nodes), runs[k][0])
+
+
+def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:
+    buffers, made, scalars, buffer_of = [], [], [], {}
+    for s in run:
+        for v in [*(source for source, _ in s.leaves.values()), *([s.base] if s.base is not None else [])]:
+            if v in buffer_of:
+                continue
+            if v.type.ndim == 0:
+                if (v, s.dtype) not in scalars:
+                    scalars.append((v, s.dtype))
+            else:
+                buffer_of[v] = len(buffers)
+                buffers.append(v)
+        if s.made:
+            buffer_of[s.result] = -1 - len(made)  # (numbered after the buffers below)
+            made.append(s.result)
+        else:
+            buffer_of[s.result] = buffer_of[s.base]
+        s.scratch = needs_scratch(s, buffer_of)
+    for v, k in buffer_of.items():
+        if k < 0:
+            buffer_of[v] = len(buffers) - 1 - k
+    inside = {id(n) for s in run for n in s.execution()}
+    views = []
+    for s in run:
+        for n in s.views:
+            if n not in views and all(id(u) in inside for u in n.output.users) and \
+                    all(v is not n.output for v in graph.outputs):
+                views.append(n)
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    absorbed = sorted(views + [n for s in run for n in s.execution()], key=lambda n: order[id(n)])
+    updates = [numbers[id(s.node)] for s in run if s.node.op == Op.INDEX_UPDATE] or [0]
+    return Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)
