@@ -287,9 +287,6 @@ def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, *
 
 
 def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
-    first = types[0].shape
-    if all(t.shape == first for t in types):  # the common case, without NumPy's general rule
-        return first
     try:
         return broadcast(op, *(t.shape for t in types))
     except ValueError:
@@ -300,9 +297,6 @@ def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
 
 def broadcast(op: str, *shapes) -> tuple:
     """``np.broadcast_shapes`` that also takes symbolic sizes; raises ``ValueError`` when they do not broadcast."""
-    if all(s == shapes[0] for s in shapes):  # the common case (and matmul's empty batch shapes), no NumPy call
-        if all(type(d) is int for d in shapes[0]):
-            return tuple(shapes[0])
     if all(type(d) is int for s in shapes for d in s):
         return np.broadcast_shapes(*shapes)
     return symbolic_broadcast(op, shapes)
