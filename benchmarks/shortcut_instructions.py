@@ -17,8 +17,15 @@ saves at least a tenth of the call it speeds; its module's docstring quotes the 
   and the graph made of the slice's own nodes, and with the graph copied and run by ``execute``.
 - ``script-*``: a script() capture of the chain with each speed-up of ``frontends/script/kept_between_captures.py``
   and without it (``prepared``, ``parse``, ``ask`` on a chain with an ``if`` on tensor data per layer, ``verify``,
-  ``bind``, ``gc``), and ``tree-map``: ``pytree.tree_map``'s one-level shortcut.
-- ``infer-memo``: a trace() capture with ``ops.base.infer_static``'s memo and without.
+  ``bind``, ``gc``).
+- ``infer-memo``: a trace() capture with ``ops.type_rule_memo.infer_static``'s memo and without.
+- ``record-gc``: a trace() capture with the collector paused (``frontends/recording_shortcuts.gc_paused``) and
+  running.
+- ``dynamo-calls``: a compile() capture with ``frontends/dynamo/capture_shortcuts.py``'s context and with the
+  reference ``CaptureContext``.
+
+A case name followed by ``@compile`` (``infer-memo@compile``, ``record-gc@compile``) counts compile()'s first call
+of the chain on the interpreter backend (capture, guards, ``prepare``) instead of trace().
 
 Two processes of the same configuration can differ by several per cent per call (up to 8% was seen), so a saving
 close to a tenth needs more ``reps`` to be told apart.
@@ -40,8 +47,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SIZES = (1, 8, 64)
 CASES = ("passes", "prepared", "lazy", "script-prepared", "script-parse", "script-ask", "script-verify", "script-gc",
-         "script-bind", "script-tree-map",
-         "infer-memo")
+         "script-bind", "infer-memo", "record-gc", "dynamo-calls",
+         "infer-memo@compile", "record-gc@compile", "dynamo-calls@compile")
 
 
 def calls(case: str, n: int, speedup: bool):
@@ -50,6 +57,7 @@ def calls(case: str, n: int, speedup: bool):
     import numpy as np
     from bench_w2_capture import capture_compile, chain
 
+    import graph_lab
     from graph_lab import trace
     rng = np.random.default_rng(0)
     ws = [rng.standard_normal((8, 8)) / 3 for _ in range(n)]
@@ -84,12 +92,22 @@ def calls(case: str, n: int, speedup: bool):
         return lambda: capture_lazy(x, ws)
     if case.startswith("script-"):
         return script_call(case, ws, speedup)
-    if case.startswith("infer-"):
+    case, _, capture = case.partition("@")
+    if case == "infer-memo" and not speedup:
         from graph_lab.frontends import recorder
-        if not speedup:
-            recorder.infer_static = lambda definition, types, attrs: definition.infer(types, attrs)
-        return lambda: trace(chain, {"x": (4, 8)}, ws)
-    raise ValueError(case)
+        recorder.infer_static = lambda definition, types, attrs: definition.infer(types, attrs)
+    elif case == "record-gc" and not speedup:
+        from graph_lab.frontends.recording_shortcuts import gc_paused
+        gc_paused.enabled = False
+    elif case == "dynamo-calls" and not speedup:
+        from graph_lab.frontends.dynamo import capture_loop
+        from graph_lab.frontends.dynamo.capture import CaptureContext
+        capture_loop.CAPTURE_CONTEXT = CaptureContext
+    elif case not in ("infer-memo", "record-gc", "dynamo-calls"):
+        raise ValueError(case)
+    if capture == "compile":
+        return lambda: graph_lab.compile(chain, backend="interpret")(x, ws)
+    return lambda: trace(chain, {"x": (4, 8)}, ws)
 
 
 def chain_with_branches(x, ws):
@@ -118,9 +136,6 @@ def script_call(case: str, ws, speedup: bool):
             signed = kept._signed
             kept._signed = lambda fn: (signed(fn)[0], None, None)
         return lambda: (prepared.clear(), capture())
-    if case == "script-tree-map" and not speedup:
-        from graph_lab.frontends import pytree
-        pytree._flat_container = lambda tree: None
     if case == "script-prepared":
         return capture if speedup else lambda: (prepared.clear(), capture())
     if case == "script-parse":  # (each capture prepares anew, as when the Prepared cache misses)

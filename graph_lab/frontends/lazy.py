@@ -8,7 +8,6 @@ records the same graph on every iteration finds it in a cache keyed by the graph
 
 from __future__ import annotations
 
-import gc
 import weakref
 from weakref import ref
 
@@ -23,6 +22,7 @@ from ..ir.types import TensorType
 from ..ops import Op
 from .lazy_run_in_slice import move_slice, run_slice
 from .recorder import Recorder
+from .recording_shortcuts import gc_paused
 from .tensor import Tensor
 
 
@@ -62,8 +62,7 @@ class LazyRunner(Recorder):
 
     def tensor(self, array) -> Tensor:
         """A lazy tensor holding a copy of ``array`` (later in-place writes to either do not reach the other)."""
-        # (``copy(order="K")`` is ``np.array(array, copy=True)`` for a plain ndarray, and quicker)
-        arr = array.copy(order="K") if type(array) is np.ndarray else np.array(array, copy=True)
+        arr = np.array(array, copy=True)
         self._counter += 1
         type_ = TensorType.of(arr)
         value = Node(Op.INPUT, (), {"name": f"t{self._counter}", "type": type_}, (type_,), user_location(1)).outputs[0]
@@ -102,15 +101,8 @@ class LazyRunner(Recorder):
                 pending.append(v)
         if not pending:
             return [known[ref(v)] for v in wanted]
-        # Slicing and extracting make a graph's worth of objects that all live on, none of them garbage: the
-        # cyclic GC would walk them for nothing, so it is off meanwhile.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():  # (slicing and extracting make a graph's worth of objects that all live on)
             made = self._run_pending(pending)
-        finally:
-            if was_enabled:
-                gc.enable()
         results = []
         for v in wanted:
             results.append(made[v] if v in made else known[ref(v)])

@@ -65,7 +65,7 @@ def _all_bool(inputs) -> bool:
 
 
 def apply_ufunc(rec, ufunc, method: str, inputs, kwargs):
-    if method == "__call__" and not kwargs:  # the common case: np.tanh(t), np.add(t, 1)
+    if method == "__call__" and not kwargs:  # np.tanh(t), np.add(t, 1)
         op = UFUNC_OPS.get(ufunc)
         if op is not None:
             return call_op(op, *inputs, **UFUNC_ATTRS.get(ufunc, _NO_ATTRS))

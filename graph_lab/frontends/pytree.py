@@ -63,24 +63,5 @@ def _build(node, it):
 
 def tree_map(fn: Callable[[str, Any], Any], tree: Any, prefix: str = "") -> Any:
     """Apply ``fn(path, leaf)`` to every leaf and rebuild the structure."""
-    flat = _flat_container(tree)
-    if flat is list:  # the common case, one level of leaves (a list of weights): the same result, without the walk
-        return [fn(f"{prefix}[{i}]", v) for i, v in enumerate(tree)]
-    if flat is tuple:
-        return tuple([fn(f"{prefix}[{i}]", v) for i, v in enumerate(tree)])
-    if flat is dict:
-        return {k: fn(f"{prefix}[{k!r}]", v) for k, v in tree.items()}
     leaves, treedef = flatten(tree, prefix)
     return unflatten(treedef, [fn(path, leaf) for path, leaf in leaves])
-
-
-def _flat_container(tree: Any) -> type | None:
-    """``list``, ``tuple`` or ``dict`` when ``tree`` is exactly one of them and holds no container, else None."""
-    kind = type(tree)
-    if kind not in (list, tuple, dict):
-        return None
-    values = tree.values() if kind is dict else tree
-    for v in values:
-        if isinstance(v, (dict, list, tuple)):
-            return None
-    return kind

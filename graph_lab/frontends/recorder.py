@@ -7,7 +7,6 @@ nodes go and what happens when a concrete value is needed (``concretize``).
 
 from __future__ import annotations
 
-import gc
 import weakref
 
 import numpy as np
@@ -19,14 +18,10 @@ from ..ir.symbolic import SymbolicValue
 from ..ir.shape_env import in_use as shape_env_in_use
 from ..ir.types import TensorType
 from ..ops import REGISTRY, Op, opdef
-from ..ops.base import infer_static
+from ..ops.type_rule_memo import infer_static
 from ..ops.indexing import At, Slice, is_basic, view_key
 from ..ops.linalg import einsum_is_view
 from .tensor import TRACING_REGIONS, Storage, Tensor, reshape_always_a_view
-
-_MAYBE_VIEWS = frozenset({Op.INDEX, Op.RESHAPE, Op.EINSUM})
-"""Ops that return a view of their first operand only sometimes (the others say so in ``OpDef.view``)."""
-
 
 class Recorder:
     """Base class of the trace recorder and the lazy runner."""
@@ -71,8 +66,7 @@ class Recorder:
         if isinstance(value, np.ndarray):
             # A snapshot: the array may be written in place later (by the function or its caller), and the
             # graph must keep the value it had when the operation was recorded, as eager code would see it.
-            # (``copy(order="K")`` is ``np.array(value, copy=True)`` for a plain ndarray, and quicker.)
-            value = value.copy(order="K") if type(value) is np.ndarray else np.array(value, copy=True)
+            value = np.array(value, copy=True)
             value.setflags(write=False)
         node = Node(Op.CONST, (), {"value": value}, (TensorType.of(value),), loc)
         self.add_node(node)
@@ -143,42 +137,34 @@ class Recorder:
             raise TraceError(f"{op}({shown}) at {loc.describe() if loc else 'unknown location'}: {e}") from None
         node = Node(op, values, attrs, out_types, loc)
         self.add_node(node)
-        if not definition.multi_output and not definition.view and op not in _MAYBE_VIEWS:
-            out = Tensor(self, node.outputs[0])  # the common case: one output, not a view of an operand
-            outs = None
-        else:
-            outs = [Tensor(self, v) for v in node.outputs]
-            first = operands[0] if operands else None
-            if op == Op.EINSUM:
-                if len(operands) == 1 and isinstance(first, Tensor) and einsum_is_view(attrs["subscripts"]):
-                    # NumPy returns a view of its operand (``'ii->i'``: a writeable diagonal), which no op of
-                    # the graph is; writes into either side are refused, and compile() redoes it on the real array
-                    outs[0]._maybe_alias = (first._storage, first._storage.version, first)
-            elif isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE) and \
-                    not _numpy_scalar(first):
-                if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
-                    # A view or a copy, depending on memory layout, which a stand-in does not know.
-                    outs[0]._maybe_alias = (first._storage, first._storage.version, first)
-                elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
-                    _make_view(outs[0], first, op, {"key": view_key(attrs["key"], operands)} if op == Op.INDEX
-                               else attrs)
-            elif isinstance(first, Tensor) and op == Op.SPLIT:
-                # np.split's pieces are views of its operand (first[lo:hi] along the axis): a write into one
-                # is a write into the operand, as in NumPy
-                points = (0,) + tuple(attrs["indices"]) + (None,)
-                for piece, lo, hi in zip(outs, points[:-1], points[1:]):
-                    key = (Slice(None, None, None),) * attrs["axis"] + (Slice(lo, hi, None),)
-                    _make_view(piece, first, Op.INDEX, {"key": key})
-            out = tuple(outs) if definition.multi_output else outs[0]
+        outs = [Tensor(self, v) for v in node.outputs]
+        first = operands[0] if operands else None
+        if op == Op.EINSUM:
+            if len(operands) == 1 and isinstance(first, Tensor) and einsum_is_view(attrs["subscripts"]):
+                # NumPy returns a view of its operand (``'ii->i'``: a writeable diagonal), which no op of the
+                # graph is; writes into either side are refused, and compile() redoes it on the real array
+                outs[0]._maybe_alias = (first._storage, first._storage.version, first)
+        elif isinstance(first, Tensor) and (definition.view or op == Op.INDEX or op == Op.RESHAPE) and \
+                not _numpy_scalar(first):
+            if op == Op.RESHAPE and not reshape_always_a_view(first.type.shape, attrs["shape"]):
+                # A view or a copy, depending on memory layout, which a stand-in does not know.
+                outs[0]._maybe_alias = (first._storage, first._storage.version, first)
+            elif op == Op.RESHAPE or _is_view(op, attrs, first.ndim):
+                _make_view(outs[0], first, op, {"key": view_key(attrs["key"], operands)} if op == Op.INDEX
+                           else attrs)
+        elif isinstance(first, Tensor) and op == Op.SPLIT:
+            # np.split's pieces are views of its operand (first[lo:hi] along the axis): a write into one is a
+            # write into the operand, as in NumPy
+            points = (0,) + tuple(attrs["indices"]) + (None,)
+            for piece, lo, hi in zip(outs, points[:-1], points[1:]):
+                key = (Slice(None, None, None),) * attrs["axis"] + (Slice(lo, hi, None),)
+                _make_view(piece, first, Op.INDEX, {"key": key})
         refs = self.tensor_refs
         if refs is not None:
-            if outs is None:
-                refs.append(weakref.ref(out))
-            else:
-                refs.extend([weakref.ref(t) for t in outs])
+            refs.extend([weakref.ref(t) for t in outs])
             if len(refs) > self.tensor_refs_limit:
                 self.prune_tensor_refs()
-        return out
+        return tuple(outs) if definition.multi_output else outs[0]
 
     def fail(self, message: str, loc: SourceLoc | None = None) -> TraceError:
         loc = loc or self.location()
@@ -229,22 +215,3 @@ def _is_view(op: Op, attrs: dict, ndim: int) -> bool:
 
 def new_storage(is_input: str | None = None) -> Storage:
     return Storage(is_input)
-
-
-class gc_paused:
-    """``with gc_paused():`` turns Python's cyclic garbage collector off for the duration of a capture.
-
-    A capture makes many small objects that all live on (nodes, values, stand-ins), so each collection the
-    allocations trigger scans a growing graph and frees nothing; turning it off for the capture removes that cost
-    (reference counting still frees everything that is not in a cycle). It is turned back on afterwards only if
-    it was on before."""
-
-    __slots__ = ("was_enabled",)
-
-    def __enter__(self) -> None:
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc) -> None:
-        if self.was_enabled:
-            gc.enable()

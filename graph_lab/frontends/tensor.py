@@ -65,8 +65,7 @@ def call_op(op: Op, *args, **kwargs):
     if rec is None:
         operands, attrs = definition.bind(*args, **kwargs)
         return definition.impl(*operands, **attrs)
-    if TRACING_REGIONS:  # (else every capture is its own innermost)
-        rec = rec.innermost()
+    rec = rec.innermost()
     if rec.shape_env is not None:
         rec.shape_env.loc = rec.shape_env.here()  # a shape guard recorded while binding points at the user's line
     try:
@@ -109,7 +108,7 @@ class Tensor(TensorLike):
         """The sizes, as ints; a symbolic size is a ``SymInt`` (Python arithmetic on it stays symbolic)."""
         shape = self._value.type.shape
         env = self._rec.shape_env
-        if env is None or all(type(d) is int for d in shape):
+        if env is None:
             return shape
         return tuple(wrap(d, env) for d in shape)
 

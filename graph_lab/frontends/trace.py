@@ -11,7 +11,6 @@ shape guards).
 
 from __future__ import annotations
 
-import gc
 import inspect
 from typing import Any, Callable, Mapping
 
@@ -30,6 +29,7 @@ from ..ops import Op, opdef
 from . import pytree
 from .randomness import watching_random
 from .recorder import Recorder
+from .recording_shortcuts import gc_paused
 from .tensor import Storage, Tensor
 
 MODES = ("error", "specialize", "guard")
@@ -216,21 +216,13 @@ def trace(fn: Callable, shapes: Mapping[str, Any], params: Any = None, *, mode: 
     tracer = Tracer(Graph(getattr(fn, "__name__", "graph").replace("<lambda>", "lambda")), mode, example)
     if symbolic:
         tracer.shape_env = new_shape_env(tracer, hints, size_branch)
-
-    # A capture makes many objects that all live on, none of them garbage: the cyclic GC would walk them for
-    # nothing, so it is off meanwhile.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         graph = tracer.graph
         args = [Tensor(tracer, graph.add_input(name, input_type(tracer, name, *specs[name], loc), loc),
                        Storage(f"input {name!r}")) for name in order]
         if params is not None:
             args.append(make_params(tracer, params, params_name, loc))
         return finish(tracer, fn, args)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def make_params(tracer: Recorder, params, prefix: str, loc) -> Any:

@@ -324,8 +324,7 @@ def current() -> ShapeEnv:
 
 
 class using:
-    """``with using(env):`` makes ``env`` the one shape rules consult, for the block (a class rather than a
-    generator: it is entered for every capture and every graph built, and costs less this way)."""
+    """``with using(env):`` makes ``env`` the one shape rules consult, for the block."""
 
     __slots__ = ("env", "token")
 

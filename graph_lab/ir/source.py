@@ -85,13 +85,9 @@ def user_location(skip: int = 1) -> SourceLoc | None:
     A capture asks this for every node, mostly for the same few lines (a loop body), so each line's
     ``SourceLoc`` (immutable) is made once and shared."""
     frame = sys._getframe(skip)
-    skip_cache = _skip_cache
     while frame is not None:
         filename = frame.f_code.co_filename
-        internal = skip_cache.get(filename)  # (``_is_internal``'s cache, read here: a capture asks per frame)
-        if internal is None:
-            internal = _is_internal(filename)
-        if not internal:
+        if not _is_internal(filename):
             key = (filename, frame.f_lineno)
             loc = _locations.get(key)
             if loc is None:

@@ -53,7 +53,6 @@ def copy_graph(graph: Graph) -> Graph:
     nodes = new.nodes
     for node in graph.nodes:
         outputs = node.outputs
-        # (tuples made here, as Node takes them without another copy; one output is the common case)
         copy = Node(node.op, tuple([mapping[v] for v in node.inputs]), dict(node.attrs),
                     (outputs[0].type,) if len(outputs) == 1 else tuple([v.type for v in outputs]), node.loc)
         nodes.append(copy)

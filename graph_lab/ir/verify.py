@@ -25,7 +25,7 @@ from collections import Counter
 
 from ..errors import VerifyError
 from ..ops import REGISTRY, SOURCE_OPS, Op, opdef
-from ..ops.base import infer_static
+from ..ops.type_rule_memo import infer_static
 from .graph import Graph
 from .shape_env import in_use as shape_env_in_use
 from .shape_env import graph_facts
@@ -110,7 +110,6 @@ def _check_symbols_bound(graph, numbering) -> None:
     bound = None
     for node in graph.nodes:
         shapes = [v.type.shape for v in node.outputs]
-        # (many nodes have no attributes, and most have static shapes: both quicker to tell than has_symbols)
         symbolic = bool(node.attrs) and has_symbols(node.attrs)
         if not symbolic and not all(type(d) is int for s in shapes for d in s):
             symbolic = any(has_symbols(s) for s in shapes)

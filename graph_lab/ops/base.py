@@ -260,46 +260,6 @@ def opdef(op: Op | str) -> OpDef:
 # Shared rules
 
 
-_MEMO_ATTR_TYPES = frozenset({int, bool, str, type(None), Op})
-_infer_memo: dict[tuple, tuple] = {}
-_INFER_MEMO_SIZE = 4096
-
-
-def infer_static(definition: "OpDef", types: tuple, attrs: dict) -> tuple:
-    """``definition.infer(types, attrs)``, remembered: for captures whose shapes are all static.
-
-    A capture asks the same rule the same question over and over (every layer of a network adds, multiplies and
-    applies ``tanh`` to arrays of the same types). With no ShapeEnv active a rule is a pure function of the
-    operand types and the attributes, so its answer can be kept. Only attributes that are ints, bools, strings,
-    None, ops, or tuples of ints and None are keyed, each with its Python type (``True`` and ``1`` are equal
-    keys in a dict, but not the same attribute); anything else (a float, an array, a region) is inferred anew.
-    Errors are never remembered: a failing rule raises again each time.
-
-    Measured reason (``PYTHONPATH=. python3 benchmarks/shortcut_instructions.py --sizes=8 infer-memo``): 9.8% of
-    a trace() capture of the W2 chain at 8 layers, at the tenth a speed-up must save to stay. A second level
-    looked the types up by identity first: it saved 0.1% and is gone."""
-    if attrs:
-        parts = [definition.op, types]
-        for k, v in attrs.items():
-            t = type(v)
-            if t is tuple:
-                if not all(type(x) is int or x is None for x in v):
-                    return definition.infer(types, attrs)
-            elif t not in _MEMO_ATTR_TYPES:
-                return definition.infer(types, attrs)
-            parts.append((k, t, v))
-        key = tuple(parts)
-    else:
-        key = (definition.op, types)
-    hit = _infer_memo.get(key)
-    if hit is None:
-        hit = tuple(definition.infer(types, attrs))
-        if len(_infer_memo) >= _INFER_MEMO_SIZE:
-            _infer_memo.clear()
-        _infer_memo[key] = hit
-    return hit
-
-
 _PROBE_SAMPLE = {bool: True, int: 1, float: 1.0, complex: 1.0j}
 _probe_cache: dict[tuple, np.dtype] = {}
 
@@ -327,9 +287,6 @@ def probe_dtype(fn: Callable, types: tuple[TensorType, ...], attrs_key: tuple, *
 
 
 def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
-    first = types[0].shape
-    if all(t.shape == first for t in types):  # the common case, without NumPy's general rule
-        return first
     try:
         return broadcast(op, *(t.shape for t in types))
     except ValueError:
@@ -340,9 +297,6 @@ def broadcast_shapes(op: str, types: tuple[TensorType, ...]) -> tuple:
 
 def broadcast(op: str, *shapes) -> tuple:
     """``np.broadcast_shapes`` that also takes symbolic sizes; raises ``ValueError`` when they do not broadcast."""
-    if all(s == shapes[0] for s in shapes):  # the common case (and matmul's empty batch shapes), no NumPy call
-        if all(type(d) is int for d in shapes[0]):
-            return tuple(shapes[0])
     if all(type(d) is int for s in shapes for d in s):
         return np.broadcast_shapes(*shapes)
     return symbolic_broadcast(op, shapes)

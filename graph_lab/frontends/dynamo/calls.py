@@ -23,7 +23,7 @@ from .. import control
 from ..numpy_api import SIZE_CONSTRUCTORS
 from ..symbols import SymFloat
 from ..tensor import Tensor
-from .frame import BreakGraph, Frame, IterState, Var, capture_error
+from .frame import BreakGraph, Frame, IterState, Var
 from .dynamic_ints import tri_of_sizes
 from .int_lists import list_as_array, list_length
 from .returned_scalars import returned_scalar
@@ -78,28 +78,7 @@ class CallCapture:
 
     @raises_for_the_program
     def call(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
-        f = fn.value
-        if not kwargs and _is_recorded_op(f):
-            # ``np.tanh(h)``, ``F.relu(x)``: a NumPy or graph_lab function on stand-ins only is recorded. This is
-            # the last branch of the rules below for such a function (the ones before it do not apply to it, see
-            # _is_recorded_op; no stand-in is a callback), taken without going through them.
-            for a in args:
-                if type(a.value) is not Tensor:
-                    break
-            else:
-                if fn.source is not None:
-                    self.guard(fn)
-                try:  # (``_run``, called directly)
-                    result = f(*[a.value for a in args])
-                except BreakGraph:
-                    raise
-                except Exception as e:
-                    raise capture_error(e) from None
-                return Var(result) if type(result) is Tensor else self.created(result)
-        return self._call_general(frame, fn, args, kwargs)
-
-    def _call_general(self, frame: Frame, fn: Var, args: list[Var], kwargs: dict[str, Var]) -> Var:
-        """``call`` without its fast path (the tests compare the two)."""
+        """``fn(*args, **kwargs)``: recorded, evaluated, inlined or a graph break, by the rules below."""
         f = fn.value
         if isinstance(f, types.MethodType) and isinstance(f.__self__, Tensor):
             return self.created(self._run(f, self._raws(args), self._raws(kwargs)))
@@ -492,35 +471,6 @@ class CallCapture:
             first = len(positional) - len(func.__defaults__)
             return ItemSource(AttrSource(source, "__defaults__"), positional.index(name) - first)
         return ItemSource(AttrSource(source, "__kwdefaults__"), name)
-
-
-_NUMPY_FUNCTION = type(np.sum)  # (NumPy 2's functions that dispatch ``__array_function__``)
-_RECORDED_OPS: dict[int, tuple] = {}
-"""id(function) -> (function, whether it is one ``_is_recorded_op`` accepts); the entry keeps the function alive so
-that its id stays its own. Only module-level functions and ufuncs are entered (a few hundred at most)."""
-
-
-def _is_recorded_op(f) -> bool:
-    """A NumPy or graph_lab function that ``CallCapture.call`` records or runs: internal, not a class, not a
-    method, and none of the functions it treats apart (builtins it evaluates, control flow, random numbers, NumPy
-    functions with side effects)."""
-    known = _RECORDED_OPS.get(id(f))
-    if known is not None and known[0] is f:
-        return known[1]
-    if not isinstance(f, (types.FunctionType, types.BuiltinFunctionType, np.ufunc, _NUMPY_FUNCTION)) or \
-            isinstance(getattr(f, "__self__", None), (types.ModuleType, type(None))) is False:
-        return False  # (a bound method is made anew on each access: not worth remembering)
-    try:
-        accepted = (is_internal_function(f) and f not in PURE_BUILTINS and f not in TYPE_ONLY_BUILTINS
-                    and f is not getattr and f is not hasattr and f is not next and f is not is_tensorlike
-                    and differentiates(f) is None
-                    and getattr(f, "__module__", None) != "math" and f not in CONTROL_FLOW
-                    and not (getattr(f, "__module__", "") or "").startswith("numpy.random")
-                    and f not in IMPURE_NUMPY)
-    except TypeError:  # unhashable: the general rules decide (and fail as they would)
-        return False
-    _RECORDED_OPS[id(f)] = (f, accepted)
-    return accepted
 
 
 def _unbindable_region(node) -> str:

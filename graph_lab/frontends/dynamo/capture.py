@@ -29,9 +29,9 @@ import numpy as np
 from ...ir.graph import Graph
 from ...ir.shape_env import ShapeEnv
 from ..tensor import Tensor
-from . import handlers, loop_index, loop_regions, masked
+from . import loop_index, loop_regions, masked
 from .calls import GETATTR, CallCapture
-from .capture_inputs import ID_GUARDED, InputCapture
+from .capture_inputs import InputCapture
 from .concrete import ConcreteContext
 from .containers import TrackedContainers
 from .dynamic_ints import index_key, python_key
@@ -51,10 +51,6 @@ from .values import (CALLABLES, IMMUTABLE, MISSING, TENSOR_OR_IMMUTABLE, derived
 
 __all__ = ["CaptureContext", "ConcreteContext", "DynamoRecorder"]  # ConcreteContext lives in concrete.py
 
-
-_OPERATORS = frozenset(handlers.BINARY_OPS.values()) | frozenset(handlers.COMPARE_OPS.values())
-"""The functions of BINARY_OP and COMPARE_OP (never one of the text helpers that ``apply`` refuses tensors)."""
-_NUMBERS = frozenset({int, float, bool})
 
 _REREADABLE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
 """Values that a global or module attribute read in a loop gives again as the same Var (see load_global)."""
@@ -88,8 +84,7 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
         self.int_symbols: dict = {}  # source -> the SymInt it was read as
         self.loop_variables = 0  # how many loop variables were given a LoopSource (loop_index.py)
         self.loop_roots: set[int] = set()  # id() of the constant node of each, once used (loop_index.graph_value)
-        # Work done once per capture rather than at each loop iteration (see guard, load_global, load_attr):
-        self._guarded: dict[int, Var] = {}  # id(Var) -> the Var, for each Var whose guards are in the set
+        # Work done once per capture rather than at each loop iteration (see load_global, load_attr):
         self._global_vars: dict[tuple, Var] = {}  # (id(namespace), name) -> the Var read, for modules, functions
         self._attr_vars: dict[tuple, tuple] = {}  # (id(module Var), name) -> (module Var, attribute Var)
 
@@ -143,23 +138,10 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
         return var.value
 
     def guard(self, var: Var) -> None:
-        # A Var never changes, so guarding one Var again adds the same guards again, which the set drops: a Var
-        # read once and used on every iteration of a loop (a global function, a module) is guarded once. The
-        # dict holds each Var, so that its id is not reused while the capture runs.
-        if id(var) in self._guarded:
-            return
-        self._guarded[id(var)] = var
+        """The guards that make the capture valid for ``var``'s value, read from its source."""
         if self.loop_variables and loop_index.note_python_use(self, var):
             return  # (a number the loop's range decides, which is guarded: loop_index.note_python_use)
-        value, source = var.value, var.source
-        loc = self.loc()
-        if type(value) in ID_GUARDED:  # (the CALLABLES branch of _guard_general, without the tests before it)
-            self.guards.add(Guard("id", source, value, loc))
-        else:
-            self._guard_general(value, source, loc)
-
-    def _guard_general(self, value, source, loc) -> None:
-        """The guards of ``guard`` for any value (the tests compare its fast path with this)."""
+        value, source, loc = var.value, var.source, self.loc()
         if is_constant(value):
             self.guards.add(Guard("equals", source, value, loc))
         elif type(value) in (list, tuple) or is_namedtuple(value):
@@ -227,24 +209,6 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
     @raises_for_the_program
     def apply(self, fn, args: list[Var]) -> Var:
         """An operator (or a pure helper such as ``format``) applied to values of the frame."""
-        if len(args) == 2 and fn in _OPERATORS:
-            # The commonest case, ``x @ w`` or ``x * 2``: an operator on a stand-in and a stand-in or a number
-            # made here. The general path below does the same for these operands (``operand`` of a stand-in is
-            # itself, of a number with no source the number), after tests that do not apply to them.
-            left, right = args[0].value, args[1].value
-            if type(left) is Tensor and (type(right) is Tensor or type(right) in _NUMBERS and args[1].source is None) \
-                    or type(right) is Tensor and type(left) in _NUMBERS and args[0].source is None:
-                try:  # (``_run``, called directly)
-                    result = fn(left, right)
-                except BreakGraph:
-                    raise
-                except Exception as e:
-                    raise capture_error(e) from None
-                return Var(result) if type(result) is Tensor else self.created(result)
-        return self._apply_general(fn, args)
-
-    def _apply_general(self, fn, args: list[Var]) -> Var:
-        """``apply`` without its fast path (the tests compare the two)."""
         values = [a.value for a in args]
         if fn is operator.add and len(args) == 2 and type(values[0]) is type(values[1]) in (list, tuple):
             left, right = (self.containers.items(v) for v in values)
@@ -335,10 +299,7 @@ class CaptureContext(InputCapture, CallCapture, IdentityRules):
                 and (type(value) is list or not is_constant(value)):  # (a list is never a constant)
             self.guards.add(Guard("type", var.source, type(value), self.loc()))
             it = SequenceIter(self, var)
-            # (``created``, without its tests: an IterState is rebuildable, see is_rebuildable)
-            self.created_ids.add(id(it))
-            self._keep.append(it)
-            return Var(it)
+            return self.created(it)
         return self.created(loop_regions.loop_iterator(self, value, self.iterate(var, as_vars=True)))
 
     def iterate(self, var: Var, as_vars: bool = False) -> list:

@@ -6,8 +6,6 @@ operation becomes a graph input. ``InputCapture`` is the part of ``CaptureContex
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 
 from ...ir.shape_env import Dim, ShapeEnv, make_current
@@ -22,31 +20,13 @@ from .modules import plain_array_input, plain_array_of
 from .sources import SizesSource, StackSource
 from .values import COMPUTING_OPCODES, IMMUTABLE, expression_text
 
-ID_GUARDED = frozenset({types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc})
-"""Exact types that ``guard`` guards by identity, decided without its chain of tests: such a value is no constant,
-no container and no dtype, and it is one of CALLABLES (a module, a function, a ufunc: what a capture guards
-first, ``np`` and ``np.tanh``)."""
-_KEPT_AS_IS = frozenset({list, dict, tuple}) | ID_GUARDED
-"""Exact types that ``wrap`` keeps as they are without its tests: no array, no IterState, not IMMUTABLE (the
-arguments' containers, and ``np`` and ``np.tanh``)."""
-
 
 class InputCapture:
     """Graph inputs and the Vars of values read from the segment's inputs, for ``CaptureContext`` (which holds
     the graph, the guard set and the maps these methods fill)."""
 
     def wrap(self, value, source) -> Var:
-        kind = type(value)
-        if kind is np.ndarray:
-            return Var(self.tensor_input(value, source), source)
-        if kind in _KEPT_AS_IS:  # (the last branch of _wrap_general, without its isinstance tests)
-            self.sourced.setdefault(id(value), source)
-            self._keep.append(value)
-            return Var(value, source)
-        return self._wrap_general(value, source)
-
-    def _wrap_general(self, value, source) -> Var:
-        """``wrap`` without its fast path (the tests compare the two)."""
+        """The Var of ``value`` read from ``source``: a stand-in on a graph input for an array."""
         if self.dynamic_ints and type(value) is int and value >= 2 and source in self.dynamic_ints:
             return symbolic_int(self, value, source)
         if type(value) is np.ndarray:

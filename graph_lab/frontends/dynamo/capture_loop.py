@@ -18,14 +18,18 @@ from dataclasses import dataclass
 from time import perf_counter as now
 
 from ...ir.shape_env import in_use, using
-from ..recorder import gc_paused
+from ..recording_shortcuts import gc_paused
 from .capture import CaptureContext
+from .capture_shortcuts import CaptureContextWithShortcuts
 from .frame import NULL, BreakGraph, Frame, Return, Unsupported, Var
 from .module_guards import fold_structure_guards
 from .live_locals import live_locals_at
 from .mutation import donated_inputs
 from .segment import RecipeMaker, Segment, backend_runner, guards_needed, top_of_stack
 from .sources import ClosureSource, FrameInputs, LocalSource
+
+CAPTURE_CONTEXT: type[CaptureContext] = CaptureContextWithShortcuts
+"""The context a capture answers in: the reference ``CaptureContext`` with the speed-ups of ``capture_shortcuts.py``."""
 
 
 @dataclass
@@ -90,7 +94,7 @@ def start_capture(cf, offset: int, inputs: FrameInputs) -> tuple[CaptureContext,
     """A capture context and a frame of ``cf``'s code at ``offset``, holding the state ``inputs`` as Vars that
     remember where each value came from (a local, a stack entry, a closure cell)."""
     static = cf.dynamic is False or (cf.dynamic is None and not cf.dynamic_dims)  # every size static
-    ctx = CaptureContext(cf.fn.__globals__, None if static else cf._dynamic_axes)
+    ctx = CAPTURE_CONTEXT(cf.fn.__globals__, None if static else cf._dynamic_axes)
     ctx.dynamic_ints = cf.dynamic_ints
     ctx.recorder.max_nodes = cf.max_graph_nodes
     code = cf.code

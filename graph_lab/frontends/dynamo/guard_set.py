@@ -280,12 +280,9 @@ class GuardSet:
                         self._ends[key] = len(self._guards)
                         self._guards.append(guard)
                     return
-        kind = guard.kind
-        key = kind, guard.source, guard.expected if kind in PAIR_KINDS else None
-        keys = self._keys
-        size = len(keys)
-        keys.add(key)  # (``if key not in keys: keys.add(key)`` would hash the key, and so its source, twice)
-        if len(keys) != size:
+        key = _key(guard)
+        if key not in self._keys:
+            self._keys.add(key)
             self._guards.append(guard)
 
     def add_new(self, guard: Guard) -> None:

@@ -32,7 +32,8 @@ from ...ir.graph import Graph
 from ...ir.shape_env import Dim, using
 from ...ir.source import SourceLoc, user_location
 from ...ops import REGISTRY
-from ..recorder import Recorder, gc_paused
+from ..recorder import Recorder
+from ..recording_shortcuts import gc_paused
 from ..tensor import Storage, Tensor
 from ..trace import input_type, make_params, new_shape_env, set_outputs
 from .calls import Frame

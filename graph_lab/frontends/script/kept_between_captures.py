@@ -11,7 +11,7 @@ a block is converted, and verifies every graph it makes. The speed-ups here give
 - ``needs_verify`` skips ``verify()`` for a graph made by the shared recorder alone, which passes it by
   construction (see there);
 - ``bind_by_name`` binds the arguments of a function whose parameters are all ordinary ones without ``inspect``;
-- and ``script`` pauses the cyclic garbage collector for the capture (``recorder.gc_paused``).
+- and ``script`` pauses the cyclic garbage collector for the capture (``recording_shortcuts.gc_paused``).
 
 Measured reason (instructions, so the machine's load does not matter: ``PYTHONPATH=. python3
 benchmarks/shortcut_instructions.py --sizes=8 script-prepared script-parse script-ask script-verify``), a

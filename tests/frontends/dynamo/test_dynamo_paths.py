@@ -3,9 +3,10 @@ for the dynamo layer.
 
 What compile() runs is faster than what it stands for in a few places: the capture loop with ``Frame.step``
 written out (``capture_loop_inlined.py``), the generated fast path of a cache hit (``cache_hit_fast_path.py``),
-the commonest cases of ``apply``, ``call``, ``wrap`` and ``guard`` decided by exact type, and a guard set that
-merges the lower bounds of a loop's length as they come. The ``general`` fixture switches every one of them off
-(the reference loop, the general call path on every hit, the general rules, a guard set that merges at the end).
+the commonest cases of ``apply`` and ``call`` decided by exact type (``capture_shortcuts.py``), and a guard set
+that merges the lower bounds of a loop's length as they come. The ``general`` fixture switches every one of them
+off (the reference loop, the general call path on every hit, the reference ``CaptureContext``, a guard set that
+merges at the end).
 Random programs from ``graph_lab.testing`` and a few hand-written ones that recompile are run both ways: the
 segments (graph text, guards with their lines, recipes, the steps in words), the captures and recompiles and
 their reasons, and the results must be the same, and every result must be eager NumPy's (the tolerance table).
@@ -20,11 +21,10 @@ import pytest
 
 import graph_lab
 from graph_lab.equivalence.compare import compare
-from graph_lab.frontends.dynamo import capture
+from graph_lab.frontends.dynamo import capture, capture_loop
 from graph_lab.frontends.dynamo.capture import CaptureContext
 from graph_lab.frontends.dynamo.capture_loop import capture_once
 from graph_lab.frontends.dynamo.guard_set import Guard, GuardSet, _lower_bound_guard
-from graph_lab.frontends.dynamo.internal_errors import raises_for_the_program
 from graph_lab.frontends.dynamo.iterators import items_left
 from graph_lab.frontends.dynamo.runtime import CompiledFunction
 from graph_lab.frontends.dynamo.sources import Const, DerivedSource, LocalSource
@@ -43,11 +43,7 @@ def general(monkeypatch):
     """Switch every speed-up of the dynamo layer off: the general path of each."""
     monkeypatch.setattr(CompiledFunction, "capture_loop", staticmethod(capture_once))
     monkeypatch.setattr(CompiledFunction, "_make_fast_path", lambda self: self._set_fast_path(None, ""))
-    monkeypatch.setattr(CaptureContext, "apply", raises_for_the_program(CaptureContext._apply_general))
-    monkeypatch.setattr(CaptureContext, "call", raises_for_the_program(CaptureContext._call_general))
-    monkeypatch.setattr(CaptureContext, "wrap", CaptureContext._wrap_general)
-    monkeypatch.setattr(CaptureContext, "guard",
-                        lambda self, var: self._guard_general(var.value, var.source, self.loc()))
+    monkeypatch.setattr(capture_loop, "CAPTURE_CONTEXT", CaptureContext)
     monkeypatch.setattr(capture, "GuardSet", _GeneralGuardSet)
     capture_segment = CompiledFunction._capture
 
