@@ -241,8 +241,8 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
             steps.append(step)
         elif step.node is g.nodes[-1]:
             outputs = tuple(g.outputs(graph))
-            steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True,
-                                      "kernel"))
+            steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True, "kernel",
+                                      same_element=g.reduce is None and g.row is None))
     return steps
 
 
