@@ -487,8 +487,8 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static
     in_place = in_place_updates(graph, donated)
     plain = python_source.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
-    # min_bytes has no line that may write into a buffer: neither gets a plan)
-    if (not straight_static and is_symbolic_graph(graph)) or \
+    # min_bytes has no line that may write into a buffer, unless into a donated array: neither gets a plan)
+    if (not straight_static and is_symbolic_graph(graph)) or not donated and \
             (largest_result_bytes(graph) if largest_bytes is None else largest_bytes) < min_bytes:
         plan = BufferPlan()
     else:
