@@ -39,6 +39,7 @@ from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
 from .inplace import in_place_updates
+from .kernel_pointers import address
 from .stencil import find_stencils, stencil_call, stencil_kernel
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
@@ -127,7 +128,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
             results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
         else:
             results = [r if r is not None else np.empty(shape, dtype) for r, (shape, dtype) in zip(out, outputs)]
-        pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
+        pointers = [address(a) for a in keep] + [address(r) for r in results]
         if pool is None or middle == 0:
             fn(0, total, *dims, *pointers)
         else:
