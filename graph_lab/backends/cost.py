@@ -232,7 +232,7 @@ def _best_time(fn, repeats: int, number: int = 1) -> float:
 
 def measure(kernels: dict, threads: int) -> Calibration:
     """Measure the calibration on this machine with compiled calibration kernels (see ``fused``): ``add_one``
-    (y = x + 1: one pass over memory), ``poly`` (``poly_ops`` multiply-adds per element), one kernel per libm
+    (y = x + 1: one pass over memory; ``call``, its whole call from generated code on one element), ``poly`` (``poly_ops`` multiply-adds per element), one kernel per libm
     function (by name), and ``run(kernel, x, threads)``. Memory is measured on 4M float32 (16 MB, beyond the
     caches, like the data worth fusing); the functions on 1M positive values."""
     run = kernels["run"]
@@ -241,7 +241,8 @@ def measure(kernels: dict, threads: int) -> Calibration:
     positive = np.random.default_rng(1).uniform(0.5, 2.0, 1 << 20).astype(np.float32)
 
     numpy_call = _best_time(lambda: np.add(small, small), 7, 200)
-    kernel_call = _best_time(lambda: run(kernels["add_one"], small, 1), 7, 200)
+    one = np.ones(1, np.float32)  # (the calibration's kernels are compiled for one element)
+    kernel_call = _best_time(lambda: kernels["call"](one), 7, 200)
     kernel_array = _best_time(lambda: address(small), 7, 200)
     one_pass = _best_time(lambda: run(kernels["add_one"], big, 1), 5)
     # NumPy's ``x + 1.0`` and the kernel's make the same pass over memory (one array read, one allocated and

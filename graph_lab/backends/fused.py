@@ -108,6 +108,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
         total, dims = int(np.prod(group.shape[:split])), (int(np.prod(group.shape[split:])),)
     node = group.nodes[-1]
     single = len(outputs) == 1
+    zero_d = any(shape == () for shape, _ in outputs)
     pool = _second_thread() if threads > 1 else None
     middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
 
@@ -121,7 +122,8 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"while executing {graph.node_text(node)} (fused kernel {group.index}): an operand is "
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
-            keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
+            flags = a.flags
+            keep.append(a if flags.c_contiguous and flags.aligned else np.require(a, requirements='CA'))
         # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
         # outputs, a tuple of such buffers or None, each None allocated here)
         if out is None or type(out) is not tuple:
@@ -135,7 +137,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
             other = pool.submit(fn, middle, total, *dims, *pointers)
             fn(0, middle, *dims, *pointers)
             other.result()
-        if out is None or type(out) is tuple:
+        if zero_d and (out is None or type(out) is tuple):
             # a 0-d result it allocated is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
             given = out or (None,) * len(results)
             results = [r[()] if r.ndim == 0 and o is None else r for r, o in zip(results, given)]
@@ -445,7 +447,7 @@ def measure_calibration(engine: _Engine) -> cost.Calibration:
     def run(kernel, array, threads):
         fn = functions[kernel.name]
         out = np.empty_like(array)
-        args = (array.ctypes.data,) * (2 if kernel.n_inputs == 2 else 1) + (out.ctypes.data,)
+        args = (address(array),) * (2 if kernel.n_inputs == 2 else 1) + (address(out),)
         n = array.size
         if threads == 1:
             fn(0, n, *args)
@@ -456,4 +458,7 @@ def measure_calibration(engine: _Engine) -> cost.Calibration:
             other.result()
         return out
 
-    return cost.measure({"run": run, "poly_ops": POLY_OPS, **kernels}, available_cpus())
+    # (a whole call of the kernel of y = x + 1 through ``kernel_call``, as a graph's code makes it: the checks, the
+    # allocation, the pointers and ctypes; measured, it took twice ``run``'s bare call)
+    call = kernel_call(functions[kernels["add_one"].name], by_output[id(g.outputs[0])], g, 1)
+    return cost.measure({"run": run, "call": call, "poly_ops": POLY_OPS, **kernels}, available_cpus())
