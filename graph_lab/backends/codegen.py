@@ -198,18 +198,14 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
         return bool(s.takes_out) and out is not None and c_order[out] and out.type.ndim > 0 and \
             _nbytes(out) >= smallest and (s.takes_out != "ufunc" or _operands_fit(s, out, c_order))
 
-    def fits_donated(s: Step, out: Value | None) -> bool:
-        # (any size: computing a result in the caller's array saves the call that copies it back, which costs
-        # more than the keyword)
-        return fits(s, out, 0)
-
     plan = BufferPlan()
     free: dict[tuple, list[Value]] = {}
-    into, in_donated = _spines(steps, finals, live_until, last_use, fits_donated, roots)
+    # (into a donated array at any size: that saves the call copying it back, which costs more than the keyword)
+    into, in_donated = _spines(steps, finals, live_until, last_use, lambda s, o: fits(s, o, 0), roots)
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
         if s.takes_out == "kernel" and out is None:
-            donated_outs = {k: x for k, o in enumerate(s.outputs) if fits_donated(s, o)
+            donated_outs = {k: x for k, o in enumerate(s.outputs) if fits(s, o, 0)
                             and (x := _donated_buffer(s, o, i, finals.get(o), live_until, roots)) is not None}
             if donated_outs:
                 plan.outs[id(s.node)] = donated_outs
@@ -308,9 +304,8 @@ def _donated_buffer(s: Step, out: Value, i: int, x: Value | None, live_until, ro
 
 
 def _writes_over_operands(s: Step, x: Value, roots) -> bool:
-    """May line ``s``, which reads ``x``, write its result into ``x``'s array? A ufunc may (NumPy copies an operand
-    that overlaps its output other than element for element); an elementwise kernel only when it reads ``x``
-    itself and no view of it."""
+    """May line ``s``, which reads ``x``, write its result into ``x``'s array? A ufunc may (NumPy copies overlapping
+    operands itself); an elementwise kernel when it reads ``x`` itself and no view of it."""
     if s.takes_out == "ufunc":
         return True
     return s.same_element and all(u is x or x not in roots[u] for u in s.inputs)
