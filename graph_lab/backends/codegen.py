@@ -57,6 +57,9 @@ class Step:
     """Its results are new C-ordered arrays (when its operands are C-ordered) sharing memory with nothing."""
     takes_out: str | None = None
     """"ufunc", "matmul" or "kernel" when the line may write into a given buffer."""
+    same_element: bool = False
+    """A kernel line that reads element k of its operands only to write element k of its results, as a ufunc
+    does: an operand of its shape may be its output buffer, if no other operand is a view of it."""
 
 
 @dataclass
@@ -189,23 +192,24 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
     def reusable(r: Value) -> bool:  # a buffer whose memory may be taken over once it is dead
         return big_enough(r) and live_until.get(r, never) < never and r.node.op not in SOURCE_OPS
 
-    def fits(s: Step, out: Value | None) -> bool:
+    def fits(s: Step, out: Value | None, smallest: int = min_bytes) -> bool:
         # (a matmul or a kernel writes a C-ordered result whatever its operands' layout; a ufunc's result order
         # follows its operands', so it takes a buffer only when they all have its shape and C order)
-        return bool(s.takes_out) and out is not None and big_enough(out) and \
-            (s.takes_out != "ufunc" or _operands_fit(s, out, c_order))
+        return bool(s.takes_out) and out is not None and c_order[out] and out.type.ndim > 0 and \
+            _nbytes(out) >= smallest and (s.takes_out != "ufunc" or _operands_fit(s, out, c_order))
 
     plan = BufferPlan()
     free: dict[tuple, list[Value]] = {}
-    into, in_donated = _spines(steps, finals, live_until, last_use, fits)
+    # (into a donated array at any size: that saves the call copying it back, which costs more than the keyword)
+    into, in_donated = _spines(steps, finals, live_until, last_use, lambda s, o: fits(s, o, 0), roots)
     for i, s in enumerate(steps):
         out = s.outputs[0] if len(s.outputs) == 1 else None
         if s.takes_out == "kernel" and out is None:
-            donated_outs = {k: x for k, o in enumerate(s.outputs) if big_enough(o)
-                            and (x := _donated_buffer(s, o, i, finals.get(o), live_until)) is not None}
+            donated_outs = {k: x for k, o in enumerate(s.outputs) if fits(s, o, 0)
+                            and (x := _donated_buffer(s, o, i, finals.get(o), live_until, roots)) is not None}
             if donated_outs:
                 plan.outs[id(s.node)] = donated_outs
-        if fits(s, out):
+        if fits(s, out) or i in into:
             key = (out.type.shape, out.type.dtype)
             buffer = into.get(i)
             if buffer is None and s.takes_out == "ufunc":
@@ -290,16 +294,24 @@ def _donated_finals(graph: Graph, donated: dict[str, int] | None) -> dict[Value,
     return finals
 
 
-def _donated_buffer(s: Step, out: Value, i: int, x: Value | None, live_until) -> Value | None:
+def _donated_buffer(s: Step, out: Value, i: int, x: Value | None, live_until, roots) -> Value | None:
     """The donated input ``x`` for the line computing its final value ``out``, if nothing reads ``x`` or a view of
     it later (an elementwise line may read it itself: NumPy's ufuncs write in place element by element)."""
     if x is None or not s.fresh:
         return None
     last = live_until.get(x, -1)
-    return x if last < i or (last == i and s.takes_out == "ufunc") else None
+    return x if last < i or (last == i and _writes_over_operands(s, x, roots)) else None
 
 
-def _spines(steps: list[Step], finals: dict[Value, Value], live_until, last_use, fits
+def _writes_over_operands(s: Step, x: Value, roots) -> bool:
+    """May line ``s``, which reads ``x``, write its result into ``x``'s array? A ufunc may (NumPy copies overlapping
+    operands itself); an elementwise kernel when it reads ``x`` itself and no view of it."""
+    if s.takes_out == "ufunc":
+        return True
+    return s.same_element and all(u is x or x not in roots[u] for u in s.inputs)
+
+
+def _spines(steps: list[Step], finals: dict[Value, Value], live_until, last_use, fits, roots
             ) -> tuple[dict[int, Value], set[Value]]:
     """For each donated input ``x`` and its final value: the lines that may compute in ``x``'s array (line index ->
     ``x``), and the values they make (whose memory is then never free). They are the final value's line and,
@@ -321,7 +333,7 @@ def _spines(steps: list[Step], finals: dict[Value, Value], live_until, last_use,
                 break
             chain.append(producer[next((u for u in before if x in steps[producer[u]].inputs), before[0])])
         first, last_read = chain[-1], live_until.get(x, -1)
-        if last_read > first or (last_read == first and steps[first].takes_out != "ufunc"):
+        if last_read > first or (last_read == first and not _writes_over_operands(steps[first], x, roots)):
             continue
         if all(len(steps[j].outputs) == 1 and fits(steps[j], steps[j].outputs[0]) for j in chain):
             for j in chain:
@@ -470,8 +482,8 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static
     in_place = in_place_updates(graph, donated)
     plain = python_source.generate(graph, out_statement(None, scalars, in_place), straight_static=straight_static)
     # (a symbolic graph's buffer sizes are known only at run time, and a graph whose results are all smaller than
-    # min_bytes has no line that may write into a buffer: neither gets a plan)
-    if (not straight_static and is_symbolic_graph(graph)) or \
+    # min_bytes has no line that may write into a buffer, unless into a donated array: neither gets a plan)
+    if (not straight_static and is_symbolic_graph(graph)) or not donated and \
             (largest_result_bytes(graph) if largest_bytes is None else largest_bytes) < min_bytes:
         plan = BufferPlan()
     else:

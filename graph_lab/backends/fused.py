@@ -40,6 +40,7 @@ from .compiled import CodegenGraph
 from .inplace import in_place_updates
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
+from .kernel_pointers import address
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
 from .reordering import keep_in_order
@@ -108,6 +109,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
         total, dims = int(np.prod(group.shape[:split])), (int(np.prod(group.shape[split:])),)
     node = group.nodes[-1]
     single = len(outputs) == 1
+    zero_d = any(shape == () for shape, _ in outputs)
     pool = _second_thread() if threads > 1 else None
     middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
 
@@ -121,21 +123,22 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"while executing {graph.node_text(node)} (fused kernel {group.index}): an operand is "
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
-            keep.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements='CA'))
+            flags = a.flags
+            keep.append(a if flags.c_contiguous and flags.aligned else np.require(a, requirements='CA'))
         # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
         # outputs, a tuple of such buffers or None, each None allocated here)
         if out is None or type(out) is not tuple:
             results = [out] if out is not None else [np.empty(shape, dtype) for shape, dtype in outputs]
         else:
             results = [r if r is not None else np.empty(shape, dtype) for r, (shape, dtype) in zip(out, outputs)]
-        pointers = [a.ctypes.data for a in keep] + [r.ctypes.data for r in results]
+        pointers = [address(a) for a in keep] + [address(r) for r in results]
         if pool is None or middle == 0:
             fn(0, total, *dims, *pointers)
         else:
             other = pool.submit(fn, middle, total, *dims, *pointers)
             fn(0, middle, *dims, *pointers)
             other.result()
-        if out is None or type(out) is tuple:
+        if zero_d and (out is None or type(out) is tuple):
             # a 0-d result it allocated is a NumPy scalar, as the ufunc or reduction the kernel replaces gives
             given = out or (None,) * len(results)
             results = [r[()] if r.ndim == 0 and o is None else r for r, o in zip(results, given)]
@@ -248,8 +251,8 @@ def fused_steps(graph: Graph, kernels: list[Group], in_place: dict | None = None
             steps.append(step)
         elif step.node is g.nodes[-1]:
             outputs = tuple(g.outputs(graph))
-            steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True,
-                                      "kernel"))
+            steps.append(codegen.Step(step.node, tuple(g.inputs), outputs, True, "kernel",
+                                      same_element=g.reduce is None and g.row is None))
     return steps
 
 
@@ -449,7 +452,7 @@ def measure_calibration(engine: _Engine) -> cost.Calibration:
     def run(kernel, array, threads):
         fn = functions[kernel.name]
         out = np.empty_like(array)
-        args = (array.ctypes.data,) * (2 if kernel.n_inputs == 2 else 1) + (out.ctypes.data,)
+        args = (address(array),) * (2 if kernel.n_inputs == 2 else 1) + (address(out),)
         n = array.size
         if threads == 1:
             fn(0, n, *args)
@@ -460,4 +463,7 @@ def measure_calibration(engine: _Engine) -> cost.Calibration:
             other.result()
         return out
 
-    return cost.measure({"run": run, "poly_ops": POLY_OPS, **kernels}, available_cpus())
+    # (a whole call of the kernel of y = x + 1 through ``kernel_call``, as a graph's code makes it: the checks, the
+    # allocation, the pointers and ctypes; measured, it took twice ``run``'s bare call)
+    call = kernel_call(functions[kernels["add_one"].name], by_output[id(g.outputs[0])], g, 1)
+    return cost.measure({"run": run, "call": call, "poly_ops": POLY_OPS, **kernels}, available_cpus())

@@ -1,7 +1,8 @@
 """The partitioner: which nodes a kernel can run, grouped into kernels, and where every other node goes and why.
 
 A node can join a kernel when ``c_kernels`` has an expression for its op, it computes in float32, float64 or bool,
-and its operands are values of the group, Python numbers other than NaN (written into the C source), or arrays that line
+and its operands are values of the group, Python numbers (``kernel_scalars``: written into the C source, or read
+from memory when not constants), or arrays that line
 up with the loop: the group's shape, one element, a row vector (a bias ``[C]`` under ``[N, C]``) or a column
 (``[N, 1]``). Groups grow greedily in graph order: a node joins the group of one of its operands when it has the
 group's shape and nothing outside the group would need a group value before the kernel runs (the kernel runs
@@ -24,6 +25,7 @@ from ..ops import SOURCE_OPS, Op, opdef
 from . import c_kernels
 from .cost import ROW_OP_COSTS, Decision, GroupCost
 from .c_row_kernels import ROW_OPS
+from .kernel_scalars import is_literal, why_not_weak
 
 MAX_GROUP_NODES = 64
 """A kernel's size limit (a longer chain becomes several kernels)."""
@@ -223,8 +225,8 @@ def why_not(node: Node) -> str | None:
         return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
     for v in node.inputs:
         if v.type.weak is not None:
-            if v.node.op != Op.CONST or not c_kernels.literal_ok(v.node.attrs["value"]):
-                return "a Python number that is not a constant, or a NaN"
+            if why_not_weak(v) is not None:
+                return why_not_weak(v)
         elif v.type.dtype not in c_kernels.C_TYPES:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
@@ -423,7 +425,7 @@ def _why_not_reduce(graph: Graph, grp: Group, node: Node, position: dict[int, in
 
 def _external(grp: Group, node: Node) -> list[Value]:
     members = grp.values
-    return [v for v in node.inputs if v not in members and v.type.weak is None]
+    return [v for v in node.inputs if v not in members and not is_literal(v)]
 
 
 def _read_early(grp: Group, node: Node, position: dict[int, int]) -> bool:
@@ -493,6 +495,6 @@ def _add(grp: Group, node: Node) -> None:
             if _pattern(v.type.shape, grp.shape, 1) not in ("full", "scalar"):
                 grp.splits &= _splits(v.type.shape, grp.shape)
     for v in node.inputs:
-        if v.type.weak is not None:
+        if is_literal(v):
             grp.literals[v] = v.node.attrs["value"]
     grp.nodes.append(node)

@@ -157,6 +157,17 @@ def scalar_operator(node) -> str | None:
     return symbol
 
 
+def _emit_negative(node, ctx: _Context) -> str:
+    """``(-v2)`` on a float scalar, as eager code negates ``-a[i]`` (a sign flip, as ``np.negative``'s; integers
+    keep the ufunc, whose overflow at the smallest value is silent where the scalar's warns)."""
+    (x,) = node.inputs
+    out = node.outputs[0].type
+    if node.attrs or out.shape != () or out.weak is not None or out.dtype.kind != "f" or x.type.shape != () or \
+            x.type.dtype != out.dtype:
+        return _emit_numpy(node, ctx)
+    return f"(-{ctx.var(x)})"
+
+
 def _emit_binary(node, ctx: _Context) -> str:
     symbol = scalar_operator(node)
     if symbol is None:
@@ -234,6 +245,7 @@ OP_EMITTERS: dict[Op, Callable[[Any, _Context], str]] = {
     Op.SIZE: _emit_size,          # v9 = s1 // 2              (sizes read from input shapes at the top)
     Op.INDEX: _emit_subscript,    # v5 = v3[:, -1]
     Op.POW: _emit_pow,            # v6 = (v4 ** v5)          (or np.power(v4, v5))
+    Op.NEG: _emit_negative,       # v3 = (-v2)                (float scalars; else np.negative(v2))
     **direct_emitters(_emit_impl),  # v7 = v6.reshape((2, 8)), np.mean(v7, axis=(1,), keepdims=True), np.stack
 }
 FAMILY_EMITTERS: dict[str, Callable[[Any, _Context], str]] = {

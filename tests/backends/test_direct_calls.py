@@ -110,3 +110,25 @@ def test_the_decode_models_softmax_and_norms_in_a_compiled_function():
     for _ in range(3):
         x, w = rng.standard_normal((3, 8)), rng.standard_normal(8)
         assert bits(cf(x, w)) == bits(step(x, w))
+
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8", "bool"])
+def test_casts_and_zero_filled_arrays_give_the_implementations_bits(dtype):
+    """``x.astype(dtype)`` for an array; ``np.zeros`` for a ``full`` of 0 (``np.zeros``, ``np.empty`` and
+    ``np.full(.., 0)`` in compile(): the same bytes), and the implementation kept for ``-0.0`` (a set sign bit)
+    and any other fill."""
+    x = SAMPLES["edges"](np.random.default_rng(3), (4, 6))
+    b = graph_lab.GraphBuilder("fills")
+    xv = b.input("x", (4, 6))
+    fills = [((3, 4), 0, dtype), ((2, 5), 0.0, dtype), ((2, 2), False, dtype), ((3,), -0.0, None),
+             ((2,), 7, dtype), ((2, 3), 0.0, None)]
+    g = b.output(b.call("cast", xv, dtype), *[b.call("full", shape, fill, dtype=d) for shape, fill, d in fills])
+    cg = graph_lab.compile_graph(g, backend="codegen", passes="none")
+    with np.errstate(all="ignore"):  # (casting NaN and inf to ints: NumPy warns, on either side)
+        got, want = cg(x), graph_lab.run(g, {"x": x})
+        eager = [x.astype(dtype)] + [np.full(shape, fill, d) for shape, fill, d in fills]
+    for a, b_, c in zip(got, want, eager):
+        assert bits(a) == bits(b_) == bits(c)
+    assert ".astype(" in cg.source and "impl_cast" not in cg.source
+    assert cg.source.count("np.zeros(") == 4 and cg.source.count("impl_full(") == 2, cg.source

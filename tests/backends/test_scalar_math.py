@@ -127,3 +127,17 @@ def test_compile_of_a_scalar_loop_equals_eager():
         expected = f(a)
         got = cf(a)
         assert _same(got, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "longdouble", "int64", "int8"])
+def test_negation_of_a_scalar_is_numpys_bit_for_bit(dtype):
+    """``-a[i]`` on a float element is written ``(-v)``: the same value and type as ``np.negative`` (a sign flip:
+    NaN, infinities, zeros); integers keep the ufunc (its overflow at the smallest value is silent)."""
+    dtype = np.dtype(dtype)
+    values = np.array(_samples(dtype, np.random.default_rng(7), 40), dtype)
+    g = trace(lambda x: [-x[i] for i in range(len(values))], {"x": (values.shape, dtype)})
+    cg = compile_graph(g, backend="codegen")
+    got, want = cg(values), [np.negative(v) for v in values]
+    assert all(_same(a[()] if isinstance(a, np.ndarray) else a, b) for a, b in zip(got, want))
+    assert all(np.signbit(a) == np.signbit(b) for a, b in zip(got, want))
+    assert ("(-v" in cg.source) == (dtype.kind == "f"), cg.source
