@@ -37,7 +37,7 @@ from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from ..ops.indexing import index_update_in_place
 from . import python_source
-from .inplace import in_place_updates
+from .inplace import in_place_updates, masked_statement
 from .options import MIN_BUFFER_BYTES
 
 
@@ -431,6 +431,8 @@ def in_place_statement(node, ctx) -> tuple[str, str]:
     """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
     the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
     ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    if node.op == Op.WHERE:  # a masked write (``inplace.py``)
+        return masked_statement(node, ctx)
     base, out = node.inputs[0], node.output
     target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
     if target.startswith(f"{ctx.var(base)}["):

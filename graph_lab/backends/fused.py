@@ -38,7 +38,7 @@ from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
-from .inplace import in_place_updates
+from .inplace import in_place_updates, in_place_with_kernels
 from .stencil import find_stencils, stencil_call, stencil_kernel
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
@@ -160,7 +160,8 @@ class FusedGraph(CodegenGraph):
         self.stencils = list(stencils)
         """The stencil kernels (``stencil.py``) the graph calls."""
         if kernels or stencils:
-            in_place = in_place_updates(graph, donated)
+            in_place, stencils = in_place_with_kernels(graph, donated, kernels, self.stencils)
+            self.stencils = stencils
             steps = fused_steps(graph, kernels, in_place, stencils)
             plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
             plain = python_source.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
