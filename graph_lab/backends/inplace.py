@@ -42,6 +42,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
 from ..ops.indexing import Slot
+from .view_writes import casts_alike, find_view_writes, writes_through
 
 _NEVER = 1 << 60
 _BOOL = np.dtype(bool)
@@ -65,36 +66,62 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
 
+    views = find_view_writes(graph)
+    position = {id(n): runs_at.get(id(n), i) for i, n in enumerate(nodes)} if views else {}
+
     roots: dict[Value, frozenset] = {}  # the buffers (owning values) a value may share memory with
     live_end: dict[Value, int] = {}  # buffer -> the last position at which a value sharing it is read
     holder: dict[Value, Value] = {}  # buffer -> the value that now holds its contents (not a view of it)
-    decided: dict[int, Value] = {}
+    members: dict[Value, list] = {}  # buffer -> the values that may share it
+    decided = InPlace()
+
+    def shares(out: Value, rs: frozenset) -> None:
+        roots[out] = rs
+        for r in rs:
+            live_end[r] = max(live_end.get(r, -1), last_use.get(out, -1))
+            members.setdefault(r, []).append(out)
+
     for i, node in enumerate(nodes):
         if node.op in SOURCE_OPS:
             v = node.outputs[0]
             donor = writers.get(("input", v))
-            roots[v] = frozenset([v]) if donor else frozenset()
             holder[v] = v
-            live_end[v] = last_use.get(v, -1)
+            shares(v, frozenset([v]) if donor else frozenset())
+            continue
+        through = views.get(id(node)) if id(node) not in runs_at else None
+        root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
+        if root is not None:  # computed in the window it updates (``view_writes.py``)
+            decided[id(node)] = through[0]
+            decided.written_through.add(id(through[1]))
+            shares(node.outputs[0], frozenset([root]))
             continue
         found = None if id(node) in runs_at else _writable(node, i, roots, holder, live_end, writers)
         if found is not None:
             base, root = found
             decided[id(node)] = base
-            out = node.outputs[0]
-            roots[out] = frozenset([root])
-            holder[root] = out
-            live_end[root] = max(live_end[root], last_use.get(out, -1))
+            holder[root] = node.outputs[0]
+            shares(node.outputs[0], frozenset([root]))
             continue
         fresh = returns_fresh(node)
         for out in node.outputs:
-            rs = frozenset([out]) if fresh else frozenset().union(*(roots[u] for u in node.inputs))
-            roots[out] = rs
             if fresh:
                 holder[out] = out
-            for r in rs:
-                live_end[r] = max(live_end.get(r, -1), last_use.get(out, -1))
+            shares(out, frozenset([out]) if fresh else frozenset().union(*(roots[u] for u in node.inputs)))
     return decided
+
+
+def writes_in_place(in_place: dict) -> int:
+    """How many of the program's writes are made in place (a write into a window is two nodes, one write)."""
+    return len(in_place) - len(getattr(in_place, "written_through", ()))
+
+
+class InPlace(dict):
+    """``id(node) -> the operand whose memory it writes into``; ``written_through``: the ids of the updates
+    whose value was computed in their window already (``view_writes.py``), which have nothing left to copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.written_through: set[int] = set()
 
 
 def update_operands(node: Node) -> list[Value]:
@@ -107,22 +134,9 @@ def update_operands(node: Node) -> list[Value]:
     if node.op == Op.WHERE:
         mask, value, base = node.inputs
         same = base.type.weak is None and base.type.shape == out.shape and base.type.dtype == out.dtype
-        ok = same and mask.type.dtype == _BOOL and mask.type.weak is None and _casts_alike(value, out.dtype)
+        ok = same and mask.type.dtype == _BOOL and mask.type.weak is None and casts_alike(value, out.dtype)
         return [base] if ok else []
     return []
-
-
-def _casts_alike(value: Value, dtype: np.dtype) -> bool:
-    """``np.copyto`` converts ``value`` to ``dtype`` as ``np.where`` does: an array (cast to the result's dtype by
-    both), a Python number a float dtype holds whatever its value, or a constant int the int dtype holds
-    (``np.where`` wraps an int out of range, where ``copyto`` raises)."""
-    weak = value.type.weak
-    if weak is None or (weak in (int, float) and dtype.kind in "fc") or (weak is bool and dtype.kind == "b"):
-        return True
-    if weak is int and dtype.kind in "iu" and value.node.op == Op.CONST:
-        info = np.iinfo(dtype)
-        return int(info.min) <= value.node.attrs["value"] <= int(info.max)
-    return False
 
 
 def _writable(node: Node, i: int, roots, holder, live_end, writers) -> tuple[Value, Value] | None:
@@ -211,10 +225,19 @@ def _last_nodes(graph: Graph, kernels: Iterable):
             yield at, n
 
 
-def masked_statement(node: Node, ctx) -> tuple[str, str]:
+def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:
     """``v4 = where_into(v6, v8, v4)``: ``where(mask, value, x)`` written into ``x``'s memory, as eager code's
-    ``x[mask] = value[mask]`` writes it; the result is ``x``, so later lines read it by ``x``'s name."""
+    ``x[mask] = value[mask]`` writes it; the result is ``x``, so later lines read it by ``x``'s name. Into a
+    window (``view_writes.py``): ``np.copyto(v1, v8, where=v6)``, and the window's update then writes nothing."""
+    through = getattr(in_place, "written_through", ())
+    if id(node) in through:
+        ctx.numbering[node.output] = ctx.numbering[node.inputs[0]]
+        return "", ""
     mask, value, base = node.inputs
+    if any(id(n) in through for n in node.output.users):
+        ctx.numbering[node.output] = ctx.numbering[base]
+        return f"np.copyto({ctx.var(base)}, {ctx.var(value)}, where={ctx.var(mask)})", \
+            f"{node.output.type}   written into the window {ctx.var(base)}"
     ctx.impls["where_into"] = where_into
     code = f"{ctx.var(base)} = where_into({ctx.var(mask)}, {ctx.var(value)}, {ctx.var(base)})"
     ctx.numbering[node.output] = ctx.numbering[base]
