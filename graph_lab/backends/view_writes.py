@@ -81,7 +81,7 @@ def writes_through(node: Node, view: Value, update: Node, i: int, position, root
         return None
     for v in members[root]:
         if v is base:
-            if any(position[id(n)] > i for n in base.users if n is not update):
+            if any(position.get(id(n), i + 1) > i for n in base.users if n is not update):
                 return None
         elif last_use.get(v, -1) > i:
             return None
