@@ -37,7 +37,7 @@ from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from ..ops.indexing import index_update_in_place
 from . import python_source
-from .inplace import in_place_updates
+from .inplace import in_place_updates, masked_statement, writes_in_place
 from .options import MIN_BUFFER_BYTES
 
 
@@ -415,11 +415,13 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
         return None  # every line is the usual one (as for most graphs of small arrays)
 
     def statement(node, ctx):
-        if id(node) in in_place:
-            return in_place_statement(node, ctx)
+        if id(node) in in_place and node.op in (Op.INDEX_UPDATE, Op.WHERE):
+            return in_place_statement(node, ctx, in_place)
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
         if id(node) in kept:
             buffer = workspace_buffer(kept[id(node)], ctx)
+        if id(node) in in_place:  # a ufunc computed in the window it updates (``view_writes.py``)
+            buffer = in_place[id(node)]
         if buffer is None and zero_d is None:
             return None
         if zero_d is None:
@@ -439,10 +441,12 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
     return statement
 
 
-def in_place_statement(node, ctx) -> tuple[str, str]:
+def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, str]:
     """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
     the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
     ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    if node.op == Op.WHERE or id(node) in getattr(in_place, "written_through", ()):  # (``inplace.py``)
+        return masked_statement(node, ctx, in_place)
     base, out = node.inputs[0], node.output
     target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
     if target.startswith(f"{ctx.var(base)}["):
@@ -490,7 +494,7 @@ def generate(graph: Graph, min_bytes: int = MIN_BUFFER_BYTES, *, straight_static
         plan = plan_buffers(graph, node_steps(graph, in_place), min_bytes, donated=donated)
     reusing = (python_source.generate(graph, out_statement(plan, scalars, in_place), straight_static=straight_static)
                if plan.out or plan.workspace else plain)
-    return Generated(plain, reusing, plan, len(in_place))
+    return Generated(plain, reusing, plan, writes_in_place(in_place))
 
 
 def compile_source(code: python_source.PyCode, extra: dict[str, Callable] | None = None) -> Callable:

@@ -37,7 +37,7 @@ from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
-from .inplace import in_place_updates
+from .inplace import in_place_updates, writes_in_place
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
 from .kernel_pointers import address
@@ -172,7 +172,7 @@ class FusedGraph(CodegenGraph):
             reusing = (python_source.generate(graph, _statement(graph, kernels, plan, in_place, stencils),
                                        straight_static=straight_static)
                        if plan.out or plan.workspace or plan.outs else plain)
-            generated = codegen.Generated(plain, reusing, plan, len(in_place))
+            generated = codegen.Generated(plain, reusing, plan, writes_in_place(in_place))
         else:  # exactly codegen's code
             generated = codegen.generate(graph, options.min_buffer_bytes, straight_static=straight_static,
                                          largest_bytes=largest_bytes, donated=donated)

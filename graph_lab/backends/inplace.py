@@ -1,86 +1,154 @@
-"""Which ``index_update`` nodes may write into their base's memory instead of into a copy of it.
+"""Which nodes may write into the memory of one of their operands instead of into a new array.
 
-Functionalization records ``B[1:-1] = expr`` as ``%9 = index_update %1, %8``: a new array, ``B`` with the slice
-replaced. Run as written, each such write copies the whole array, where eager NumPy writes the slice into ``B``
-itself; a loop of row updates (``A[i, j:] -= ...``) then copies the matrix once per row. The copy is needed only
-while something may still read the old value. So an update writes in place (``base[key] = value``, then the base
-*is* the result) when
+Functionalization records every write as a new value: ``B[1:-1] = expr`` as ``%9 = index_update %1, %8``,
+``x[mask] -= L`` as ``%9 = where %m, %8, %1`` and ``x += v`` as ``%9 = add %1, %v``. Run as written, each such
+write makes a whole new array, where eager NumPy writes into ``x`` itself; a loop of row updates (``A[i, j:] -=
+...``) then copies the matrix once per row, and a time loop of ``pos += vel * dt; pos[pos >= L] -= L`` allocates two
+arrays per step. The new array is needed only while something may still read the old value. So a node *updates*
+its operand ``x`` (the result is ``x``'s array, written in place) when it is one of
 
-- its base owns its memory: the fresh result of an op that returns new memory (``ops/aliasing.py``), an update
+- an ``index_update`` of ``x`` (``x[key] = value``);
+- a ``where(mask, value, x)`` of ``x``'s shape and dtype with a bool mask (``np.copyto(x, value, where=mask)``: the
+  elements the mask selects get ``value``'s, as ``x[mask] = value[mask]`` would give them);
+- a NumPy ufunc line with ``x`` among its operands, of the result's shape and dtype (``np.add(x, v, out=x)``, as
+  ``x += v`` runs: NumPy's ufuncs read an operand that overlaps ``out`` as if it had been copied first);
+
+and
+
+- ``x``'s memory is owned: the fresh result of an op that returns new memory (``ops/aliasing.py``), an update
   written in place before it, or an input *donated* to the graph: an array of the caller's whose final value the
   graph returns and the caller copies back into it (``compile()``'s write-backs, ``mutation.write_back``); a
   donated array is written only by the chain of updates that leads to its final value, so anything else the
   graph computes stays its own;
 - nothing reads the old value, or a value that may share its memory (a view of it), after this node (graph
   outputs are read at the end);
-- no index array of the key may share that memory (the value may, with a key of slices and integers: NumPy's
-  assignment reads an overlapping right-hand side as if it had been copied first, as eager code sees it).
+- no index array of the key, and neither the mask nor the value of a ``where``, may share that memory (the value
+  of an ``index_update`` may, with a key of slices and integers: NumPy's assignment reads an overlapping
+  right-hand side as if it had been copied first, as eager code sees it).
 
-The values written are the same, by the same assignment, so the results are bit for bit those of the copy. One
-walk over the nodes (the alias sets are those of ``codegen.plan_buffers``).
+The values written are the same, by the same NumPy call, so the results are bit for bit those of the new array.
+One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). A backend that computes some
+nodes elsewhere, later than their place in the graph (the fused backend's kernels run where their last node was),
+says so (``runs_at``): their reads count at that later position, and they update nothing.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
-from ..ir.graph import Graph, Value
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
 from ..ops.indexing import Slot
+from .view_writes import casts_alike, find_view_writes, writes_through
 
 _NEVER = 1 << 60
+_BOOL = np.dtype(bool)
 
 
-def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> dict[int, Value]:
-    """``id(node) -> base value`` for each ``index_update`` that may write into its base (see the module doc).
-    ``donated``: graph input name -> the index of the output whose value is copied into that input's array when
-    the graph has run."""
+def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
+                     runs_at: Mapping[int, int] | None = None) -> dict[int, Value]:
+    """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
+    doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
+    when the graph has run. ``runs_at``: ``id(node) -> position`` for the nodes a backend computes at a later
+    position of ``graph.nodes`` than their own (none of them is an update)."""
+    runs_at = runs_at or {}
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
+        at = runs_at.get(id(node), i)
         for v in node.inputs:
-            last_use[v] = i
+            if last_use.get(v, -1) < at:
+                last_use[v] = at
     for v in graph.outputs:
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
 
+    views = find_view_writes(graph)
+    position = {id(n): runs_at.get(id(n), i) for i, n in enumerate(nodes)} if views else {}
+
     roots: dict[Value, frozenset] = {}  # the buffers (owning values) a value may share memory with
     live_end: dict[Value, int] = {}  # buffer -> the last position at which a value sharing it is read
     holder: dict[Value, Value] = {}  # buffer -> the value that now holds its contents (not a view of it)
-    decided: dict[int, Value] = {}
+    members: dict[Value, list] = {}  # buffer -> the values that may share it
+    decided = InPlace()
+
+    def shares(out: Value, rs: frozenset) -> None:
+        roots[out] = rs
+        for r in rs:
+            live_end[r] = max(live_end.get(r, -1), last_use.get(out, -1))
+            members.setdefault(r, []).append(out)
+
     for i, node in enumerate(nodes):
         if node.op in SOURCE_OPS:
             v = node.outputs[0]
             donor = writers.get(("input", v))
-            roots[v] = frozenset([v]) if donor else frozenset()
             holder[v] = v
-            live_end[v] = last_use.get(v, -1)
+            shares(v, frozenset([v]) if donor else frozenset())
             continue
-        root = _writable_root(node, i, roots, holder, live_end, writers)
-        if root is not None:
-            decided[id(node)] = node.inputs[0]
-            out = node.outputs[0]
-            roots[out] = frozenset([root])
-            holder[root] = out
-            live_end[root] = max(live_end[root], last_use.get(out, -1))
+        through = views.get(id(node)) if id(node) not in runs_at else None
+        root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
+        if root is not None:  # computed in the window it updates (``view_writes.py``)
+            decided[id(node)] = through[0]
+            decided.written_through.add(id(through[1]))
+            shares(node.outputs[0], frozenset([root]))
+            continue
+        found = None if id(node) in runs_at else _writable(node, i, roots, holder, live_end, writers)
+        if found is not None:
+            base, root = found
+            decided[id(node)] = base
+            holder[root] = node.outputs[0]
+            shares(node.outputs[0], frozenset([root]))
             continue
         fresh = returns_fresh(node)
         for out in node.outputs:
-            rs = frozenset([out]) if fresh else frozenset().union(*(roots[u] for u in node.inputs))
-            roots[out] = rs
             if fresh:
                 holder[out] = out
-            for r in rs:
-                live_end[r] = max(live_end.get(r, -1), last_use.get(out, -1))
+            shares(out, frozenset([out]) if fresh else frozenset().union(*(roots[u] for u in node.inputs)))
     return decided
 
 
-def _writable_root(node, i: int, roots, holder, live_end, writers) -> Value | None:
-    """The buffer ``node`` (an update) may write into, or None."""
-    if node.op != Op.INDEX_UPDATE or node.inputs[0].type.ndim == 0:
-        return None
-    base = node.inputs[0]
+def writes_in_place(in_place: dict) -> int:
+    """How many of the program's writes are made in place (a write into a window is two nodes, one write)."""
+    return len(in_place) - len(getattr(in_place, "written_through", ()))
+
+
+class InPlace(dict):
+    """``id(node) -> the operand whose memory it writes into``; ``written_through``: the ids of the updates
+    whose value was computed in their window already (``view_writes.py``), which have nothing left to copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.written_through: set[int] = set()
+
+
+def update_operands(node: Node) -> list[Value]:
+    """The operands ``node`` could update in place by its form alone (see the module doc), in order."""
+    if not node.outputs or node.outputs[0].type.ndim == 0:
+        return []
+    out = node.outputs[0].type
+    if node.op == Op.INDEX_UPDATE:
+        return [node.inputs[0]]
+    if node.op == Op.WHERE:
+        mask, value, base = node.inputs
+        same = base.type.weak is None and base.type.shape == out.shape and base.type.dtype == out.dtype
+        ok = same and mask.type.dtype == _BOOL and mask.type.weak is None and casts_alike(value, out.dtype)
+        return [base] if ok else []
+    return []
+
+
+def _writable(node: Node, i: int, roots, holder, live_end, writers) -> tuple[Value, Value] | None:
+    """``(operand, buffer)``: the first operand ``node`` may update and the buffer it writes into, or None."""
+    for base in update_operands(node):
+        root = _writable_root(node, base, i, roots, holder, live_end, writers)
+        if root is not None:
+            return base, root
+    return None
+
+
+def _writable_root(node: Node, base: Value, i: int, roots, holder, live_end, writers) -> Value | None:
     rs = roots[base]
     if len(rs) != 1:
         return None
@@ -89,10 +157,14 @@ def _writable_root(node, i: int, roots, holder, live_end, writers) -> Value | No
         return None  # a view of the buffer, or an older value of it read later
     if root.node.op in SOURCE_OPS and writers.get(id(node)) is not root:
         return None  # a donated input, written only by the chain to its final value
-    has_slots = any(isinstance(k, Slot) for k in node.attrs["key"])
-    for pos, v in enumerate(node.inputs[1:], 1):
-        if root in roots[v] and (pos > 1 or has_slots):
-            return None
+    if node.op == Op.INDEX_UPDATE:
+        has_slots = any(isinstance(k, Slot) for k in node.attrs["key"])
+        for pos, v in enumerate(node.inputs[1:], 1):
+            if root in roots[v] and (pos > 1 or has_slots):
+                return None
+    elif node.op == Op.WHERE:
+        if any(root in roots[v] for v in node.inputs[:2]):
+            return None  # (copyto's where= path is not promised to read an overlapping source first)
     return root
 
 
@@ -105,12 +177,78 @@ def _donated_chains(graph: Graph, donated: Mapping[str, int]) -> dict:
         start = inputs.get(name)
         if start is None or not 0 <= index < len(graph.outputs):
             continue
+        reach = _reachable_by_updates(graph, start)
         chain, v = [], graph.outputs[index]
-        while v.node.op == Op.INDEX_UPDATE:
+        while v is not start and v in reach:
             chain.append(v.node)
-            v = v.node.inputs[0]
+            v = next(u for u in update_operands(v.node) if u in reach)
         if v is start and chain:
             writers[("input", start)] = True
             for n in chain:
                 writers[id(n)] = start
     return writers
+
+
+def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
+    """The values that a chain of update forms leads to from ``start`` (``start`` included)."""
+    reach = {start}
+    for node in graph.nodes:
+        if node.op not in SOURCE_OPS and any(u in reach for u in update_operands(node)):
+            reach.add(node.outputs[0])
+    return reach
+
+
+def in_place_with_kernels(graph: Graph, donated, kernels: Iterable, stencils: list) -> tuple[dict, list]:
+    """``in_place_updates`` for a graph whose ``kernels`` (groups of nodes computed where their last node was) and
+    ``stencils`` (update trees computed at their update) read their operands late, and the stencils that still
+    write in place under it (a stencil's update must: the others then run as NumPy lines)."""
+    late = {id(n): position for position, n in _last_nodes(graph, kernels)}
+    while True:
+        runs_at = dict(late)
+        position = {id(n): i for i, n in enumerate(graph.nodes)}
+        for st in stencils:
+            for n in st.nodes:
+                runs_at[id(n)] = position[id(st.update)]
+        in_place = in_place_updates(graph, donated, runs_at)
+        kept = [st for st in stencils if id(st.update) in in_place]
+        if len(kept) == len(stencils):
+            return in_place, stencils
+        stencils = kept
+
+
+def _last_nodes(graph: Graph, kernels: Iterable):
+    """``(position of the group's last node, node)`` for every node of every group."""
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    for g in kernels:
+        at = max(position[id(n)] for n in g.nodes)
+        for n in g.nodes:
+            yield at, n
+
+
+def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:
+    """``v4 = where_into(v6, v8, v4)``: ``where(mask, value, x)`` written into ``x``'s memory, as eager code's
+    ``x[mask] = value[mask]`` writes it; the result is ``x``, so later lines read it by ``x``'s name. Into a
+    window (``view_writes.py``): ``np.copyto(v1, v8, where=v6)``, and the window's update then writes nothing."""
+    through = getattr(in_place, "written_through", ())
+    if id(node) in through:
+        ctx.numbering[node.output] = ctx.numbering[node.inputs[0]]
+        return "", ""
+    mask, value, base = node.inputs
+    if any(id(n) in through for n in node.output.users):
+        ctx.numbering[node.output] = ctx.numbering[base]
+        return f"np.copyto({ctx.var(base)}, {ctx.var(value)}, where={ctx.var(mask)})", \
+            f"{node.output.type}   written into the window {ctx.var(base)}"
+    ctx.impls["where_into"] = where_into
+    code = f"{ctx.var(base)} = where_into({ctx.var(mask)}, {ctx.var(value)}, {ctx.var(base)})"
+    ctx.numbering[node.output] = ctx.numbering[base]
+    return code, f"{node.output.type}   written into the memory of {ctx.var(base)}"
+
+
+def where_into(mask: np.ndarray, value, base: np.ndarray) -> np.ndarray:
+    """``np.where(mask, value, base)`` in ``base``'s memory (returned), when that memory is laid out as the new
+    array would be: C order (``np.where`` makes a C-ordered result unless every operand is Fortran-ordered). Else
+    the new array: a later sum over it adds in the order of its layout, so the layout is part of the result."""
+    if base.flags.c_contiguous:
+        np.copyto(base, value, where=mask)
+        return base
+    return np.where(mask, value, base)

@@ -250,10 +250,11 @@ class Tensor(TensorLike):
         if self._view is not None:
             base, op, attrs = self._view
             base._write(_write_back(base, op, attrs, new))
+            self._value = _view_again(self, new, base, op, attrs)
         else:
             self._rec.innermost().check_writable(self)
             self._storage.version += 1
-        self._value = new._value
+            self._value = new._value
         self._version = self._storage.version
 
     def __setitem__(self, key, value) -> None:
@@ -462,6 +463,17 @@ def reshape_always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
         if not same_shape((size,), (d,)):
             return False
     return True
+
+
+def _view_again(view: Tensor, new: Tensor, base: Tensor, op: Op, attrs: dict):
+    """The value of ``view`` after ``new`` was written through it: the same view of ``base``'s new value, as in
+    NumPy, where it stays a strided window into the base (a sum over it then adds in the order eager code adds
+    in). For an index or a transpose; any other view takes the value written."""
+    node = view._value.node
+    if op not in (Op.INDEX, Op.TRANSPOSE) or node is None or node.op != op:
+        return new._value
+    extra = [Tensor(view._rec, v) for v in node.inputs[1:]]  # (index operands of the key: the same values)
+    return view._rec.emit(op, [base, *extra], attrs)._value
 
 
 def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:

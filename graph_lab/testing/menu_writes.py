@@ -82,9 +82,24 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
                        f"    {t.name}[:-1] = {t.name}[1:] * 0.25 + {t.name}[::-1][1:] * 0.5"]]
         if t.ndim == 2:  # np.einsum of one operand that only permutes it returns a view (found by the strict ways)
             forms += [[f"{v} = np.einsum('ij->ji', {t.name})", f"{v}[0] = {m}"]]
+        # writes through a window that the backends compute in the window itself (``backends/view_writes.py``),
+        # a window read by a sum after such a write (in eager's layout), a value read from a window before a
+        # write into its base, and the wrap-around of a particle code (a whole-array update, then masked ones)
+        w, c = name("h"), name("h")
+        forms += [[f"{v} = {t.name}[{key}]", f"{v}[{v} < {m}] *= 0.5"],
+                  [f"{v} = {t.name}[{key}]", f"{v}[{v} > {m}] = {m}", f"{v} -= {v} * 0.5"],
+                  [f"{v} = {t.name}[{key}]", f"{v} *= 0.5", f"{s} = {v}.sum()"],
+                  [f"{w} = {t.name}[{key}]", f"{c} = {w} + 0.0", f"{t.name} *= 0.5"],
+                  [f"{t.name} *= 0.5", f"{t.name}[{t.name} > {m}] -= {t.name}[{t.name} > {m}] * 0.5",
+                   f"{t.name}[{t.name} < {m}] *= 0.5"]]
     lines = rng.choice(forms)
     if halves and any(line.startswith(f"{view.name} = ") for line in lines):
         new.append(view)
+    if halves and any(line.startswith(f"{s} = {v}.sum()") for line in lines):
+        n = max(1, t.size)
+        new.append(Var(s, (), t.dtype, t.lo * n, t.hi * n))
+    if halves and any(line.startswith(f"{c} = ") for line in lines):
+        new.append(Var(c, (), t.dtype, t.lo, t.hi))
     if rng.random() < 0.2:  # a fresh array, written into
         f = name("h")
         lines = [f"{f} = {rng.choice(['np.zeros_like', 'np.copy'])}({t.name})"] + [

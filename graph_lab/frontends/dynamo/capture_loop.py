@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from time import perf_counter as now
 
 from ...ir.shape_env import in_use, using
+from ...passes.window_reads import window_reads
 from ..recording_shortcuts import gc_paused
 from .capture import CaptureContext
 from .capture_shortcuts import CaptureContextWithShortcuts
@@ -147,6 +148,7 @@ def finish_segment(cf, ctx, frame, offset, end, stop=None, ins=None, result=None
         ctx.size_guard()
     # (The guard set merged the lower bounds of lengths as they came: it was made with the counts it needs, see
     # GuardSet.merge_lower_bounds.)
+    window_reads(ctx.graph)  # (exact: elementwise ops read the value written into a window, not the window)
     ctx.graph.remove_dead_code()
     # The graph's inputs are those of ``ctx.input_sources``, in its order: capture adds each input to the
     # graph and to it together, and removing dead code keeps every input. A size symbol is declared with a

@@ -76,7 +76,7 @@ class Regions:
 def plan(final: Value, source, maker) -> Regions | None:
     """The region write-back of the argument read from ``source`` whose final value is ``final``, or None when
     the whole final value must be written back. Adds the graph outputs it needs through ``maker``."""
-    if final.users:
+    if any(_read_later(n, maker) for n in final.users):
         return None  # the graph reads the final value: the whole array is needed anyway
     chain = []
     value = final
@@ -103,6 +103,22 @@ def plan(final: Value, source, maker) -> Regions | None:
     if symbols is None:
         return None
     return Regions(tuple(_write_of(node, maker) for node in chain), symbols)
+
+
+def _read_later(node, maker) -> bool:
+    """Whether ``node``'s results are read by the graph: an output, or an operand of a node that is (a view
+    taken again after a write through it, ``tensor._view_again``, is often never read)."""
+    pending, seen = [node], set()
+    while pending:
+        n = pending.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for v in n.outputs:
+            if v in maker._out_index:
+                return True
+            pending.extend(v.users)
+    return False
 
 
 def _write_of(node, maker) -> RegionWrite:
