@@ -134,6 +134,77 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def balanced_orders(names: list[str], rounds: int) -> list[list[str]]:
+    """The order of the variants in each round: a rotation of ``names``, then the same order reversed (A B C, C B
+    A, B C A, A C B, ...), so that over the rounds each variant comes first, last and after each of the others
+    equally often, and a slow drift of the machine between two rounds falls on both sides of each pair."""
+    orders = []
+    for r in range(rounds):
+        shift = (r // 2) % len(names)
+        order = names[shift:] + names[:shift]
+        orders.append(order if r % 2 == 0 else order[::-1])
+    return orders
+
+
+def paired_rounds(variants: dict[str, Callable[[], object]], rounds: int,
+                  before: dict[str, Callable[[], object]] | None = None,
+                  clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Seconds of one call of each variant in each round (``balanced_orders``): a list per variant, round by round,
+    so that a caller can take the median of per-round ratios (two variants timed in the same round saw the same
+    moment of the machine). Each timed call comes, as in ``interleaved``, after one untimed call of the same
+    variant, a garbage collection and the variant's ``before`` (its inputs put back)."""
+    for fn in variants.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for order in balanced_orders(list(variants), rounds):
+        for name in order:
+            fn = variants[name]
+            fn()
+            gc.collect()
+            setup = (before or {}).get(name)
+            if setup is not None:
+                setup()
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    return times
+
+
+def median_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of the per-round ratios ``numerators[r] / denominators[r]``."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators))
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+"""glibc's ``mallopt`` parameters (``malloc.h``)."""
+STEADY_MMAP_THRESHOLD = 32 << 20
+STEADY_TRIM_THRESHOLD = 64 << 20
+
+
+def steady_malloc() -> str:
+    """Fix glibc malloc's thresholds for this process and say how, for the machine line.
+
+    By default glibc serves a block of more than 128 KiB by mapping fresh pages (each touched page then faults),
+    and raises that threshold the first time such a block is freed, and gives free memory at the top of the heap
+    back to the OS past another threshold: how many of a kernel's temporaries fault their pages in depends on
+    what the process freed before, so eager NumPy's own time on arrays of a few hundred KiB differs from process to
+    process and drifts within one (measured: adam_step 300 us in one process, 420-600 us in another). ``mallopt``
+    sets both thresholds (which stops the dynamic adjustment, as ``MALLOC_MMAP_THRESHOLD_`` and
+    ``MALLOC_TRIM_THRESHOLD_`` in the environment would): blocks up to 32 MiB come from the heap, which keeps up
+    to 64 MiB of free memory, the same for every variant from the first call."""
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return "malloc thresholds: the C library's own (not glibc)"
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    if not (mallopt(M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD, STEADY_TRIM_THRESHOLD)):
+        return "malloc thresholds: glibc's dynamic ones (mallopt refused)"
+    return f"malloc: mmap threshold {STEADY_MMAP_THRESHOLD >> 20} MiB, trim threshold {STEADY_TRIM_THRESHOLD >> 20} MiB"
+
+
 def heap_trim() -> Callable[[], object] | None:
     """glibc's ``malloc_trim(0)``: hand every free page of the C heap back to the OS, as glibc does by itself after
     large frees in a process that holds little else (None where the C library has no such function)."""
