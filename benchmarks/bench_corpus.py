@@ -138,12 +138,12 @@ for each capture)."""
 
 def settle(kernel: Kernel, cf) -> int:
     """Call ``cf`` until neither it nor a function compiled for its graph breaks measures its way any more (or
-    ``SETTLE_CALLS`` times), each call after a collection, on inputs put back to the same data: the calls made."""
+    ``SETTLE_CALLS`` times), on inputs put back to the same data, as the timed calls are made: the calls made."""
     args, pristine = placed(kernel.inputs()), kernel.inputs()
+    gc.collect()
     for n in range(SETTLE_CALLS):
         if not any(g.ways.measuring and g.eager_fallback is None for g in compiled_functions(cf)):
             return n
-        gc.collect()
         restore(args, pristine)
         quietly(cf, args)
     return SETTLE_CALLS
