@@ -11,21 +11,21 @@ function that gave up and runs eagerly as ``eager: reason``; a wrong kernel is t
 the geometric mean. The one difference that is not called wrong is ``ulps``: the fused backend's C kernels call
 libmvec's transcendental functions, a few ulps from NumPy's (documented in ``graph_lab/backends/tolerance.py``);
 a kernel whose results are within that tolerance, and bit for bit eager's with ``backend="codegen"``, says so. Then what capture did on the last call (graphs run, graph breaks run) and over all calls
-(captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
-put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
+(captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after an untimed
+call of the same variant and the untimed restore of its inputs, one call of each per round, the ratio the median
+of the rounds' ratios (``harness.paired_rounds``); each variant's inputs laid out in memory alike
+(``corpus/placement.py``), malloc's thresholds fixed for the run (``harness.steady_malloc``), the garbage
+collected at the start of each round. Why each of these: docs/corpus.md, "Method".
 
-Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs)
-until the way its cache hits run is decided (``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits
-alternate between the graphs and the original function, 3 to 7 timed calls of each), at most ``SETTLE_CALLS``
-calls. Without it those calls, half of them on the slower way, fall in the timed rounds. Each warm-up call
-starts as each timed call does, after a garbage collection (``harness.interleaved`` collects before each timed
-call), so the way is decided in the conditions it is timed in: a collection leaves the caches cold, and cold
-calls favour the code that touches less (measured: ``a * b + 1.0`` on 8 floats, 1.1 us a call back to back, 26 us
-after a collection; jacobi-1d's graphs 1.06x the function's speed back to back, 0.92x eager's after collections).
+Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs,
+back to back as the timed calls are) until the way its cache hits run is decided
+(``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits alternate between the graphs and the original
+function), at most ``SETTLE_CALLS`` calls. Without it those calls, half of them on the slower way, fall in the
+timed rounds.
 
 ``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``), or
 several, separated by commas;
-``--quick``: 7 rounds; ``--rounds N``: N rounds (21 by default); ``--control``: eager against itself too
+``--quick``: 7 rounds; ``--rounds N``: N rounds (41 by default); ``--control``: eager against itself too
 (the same function on its own copy of the inputs, interleaved with the others): how far apart two timings of the
 same code come out in this run, the noise any other ratio carries;
 ``--peers`` (the default when ``GRAPH_LAB_BENCH_PEERS=1``, which ``python3 dev.py bench
@@ -132,7 +132,7 @@ def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str,
 
 
 SETTLE_CALLS = 40
-"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * MAX_SAMPLES`` cache hits
+"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * (WARM_UP + MAX_SAMPLES)``
 for each capture)."""
 
 
@@ -304,7 +304,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--peers", action="store_true", default=os.environ.get("GRAPH_LAB_BENCH_PEERS") == "1")
     parser.add_argument("--peer-limit", type=float, default=COMPILE_LIMIT_S, metavar="S")
-    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--rounds", type=int, default=41)
     parser.add_argument("--control", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--strict", action="store_true")
