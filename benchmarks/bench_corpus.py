@@ -133,7 +133,7 @@ def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str,
 
 SETTLE_CALLS = 40
 """At most this many untimed calls to let the way choice settle (it needs at most ``2 * (WARM_UP + MAX_SAMPLES)``
-for each capture)."""
+cache hits for each capture)."""
 
 
 def settle(kernel: Kernel, cf) -> int:
