@@ -11,21 +11,21 @@ function that gave up and runs eagerly as ``eager: reason``; a wrong kernel is t
 the geometric mean. The one difference that is not called wrong is ``ulps``: the fused backend's C kernels call
 libmvec's transcendental functions, a few ulps from NumPy's (documented in ``graph_lab/backends/tolerance.py``);
 a kernel whose results are within that tolerance, and bit for bit eager's with ``backend="codegen"``, says so. Then what capture did on the last call (graphs run, graph breaks run) and over all calls
-(captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after its inputs are
-put back to the same data (untimed), one call per round, median of the rounds (``harness.interleaved``).
+(captures, recompiles), and the time: eager and compiled interleaved, each call timed alone after an untimed
+call of the same variant and the untimed restore of its inputs, one call of each per round, the ratio the median
+of the rounds' ratios (``harness.paired_rounds``); each variant's inputs laid out in memory alike
+(``corpus/placement.py``), malloc's thresholds fixed for the run (``harness.steady_malloc``), the garbage
+collected at the start of each round. Why each of these: docs/corpus.md, "Method".
 
-Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs)
-until the way its cache hits run is decided (``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits
-alternate between the graphs and the original function, 3 to 7 timed calls of each), at most ``SETTLE_CALLS``
-calls. Without it those calls, half of them on the slower way, fall in the timed rounds. Each warm-up call
-starts as each timed call does, after a garbage collection (``harness.interleaved`` collects before each timed
-call), so the way is decided in the conditions it is timed in: a collection leaves the caches cold, and cold
-calls favour the code that touches less (measured: ``a * b + 1.0`` on 8 floats, 1.1 us a call back to back, 26 us
-after a collection; jacobi-1d's graphs 1.06x the function's speed back to back, 0.92x eager's after collections).
+Before the timed rounds the compiled function is warmed up, as a JIT is: called (untimed, on restored inputs,
+back to back as the timed calls are) until the way its cache hits run is decided
+(``graph_lab/frontends/dynamo/way_choice.py``: the first cache hits alternate between the graphs and the original
+function), at most ``SETTLE_CALLS`` calls. Without it those calls, half of them on the slower way, fall in the
+timed rounds.
 
 ``--only NAME``: one kernel or one family (``stencil``, ``linalg``, ``simulation``, ``numpy-api``, ``model``), or
 several, separated by commas;
-``--quick``: 7 rounds; ``--rounds N``: N rounds (21 by default); ``--control``: eager against itself too
+``--quick``: 7 rounds; ``--rounds N``: N rounds (41 by default); ``--control``: eager against itself too
 (the same function on its own copy of the inputs, interleaved with the others): how far apart two timings of the
 same code come out in this run, the noise any other ratio carries;
 ``--peers`` (the default when ``GRAPH_LAB_BENCH_PEERS=1``, which ``python3 dev.py bench
@@ -55,11 +55,12 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from dataclasses import dataclass, field
 
-from harness import fmt_time, interleaved, machine, optional_versions
+from harness import fmt_time, machine, median_ratio, optional_versions, paired_rounds, steady_malloc
 
 import graph_lab
 from corpus import CORPUS, MUTATION_FAMILIES, Kernel
 from corpus.check import capture_stats, compiled_functions, quietly, restore, verdict
+from corpus.placement import placed
 from corpus.peers import COMPILE_LIMIT_S, load_peers
 from graph_lab.console import print_header, print_table
 
@@ -83,15 +84,24 @@ class Row:
     """Each peer's first call (its compile, and one run), wall time."""
     control_s: float = math.nan
     """``--control``: eager again, on its own inputs."""
+    rounds: dict[str, list[float]] = field(default_factory=dict)
+    """Each timed variant's seconds, round by round (``harness.paired_rounds``)."""
     first_break: str = ""
     way: str = ""
     """The way compile()'s cache hits ran at the end (``way_choice``): graphs or the function, and how decided."""
     settle_calls: int = 0
     """Untimed calls before the timed rounds, until the way was decided (``settle``)."""
 
+    def speedup(self, variant: str) -> float:
+        """eager's time over ``variant``'s: the median of the rounds' ratios (each of two calls made in the same
+        round, moments apart), NaN for a variant not timed."""
+        if variant not in self.rounds or "eager" not in self.rounds:
+            return math.nan
+        return median_ratio(self.rounds["eager"], self.rounds[variant])
+
     @property
     def ratio(self) -> float:
-        return self.eager_s / self.compiled_s
+        return self.speedup("compiled")
 
     @property
     def counted(self) -> bool:
@@ -109,30 +119,31 @@ def check(kernel: Kernel, cf) -> Row:
     return row
 
 
-def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str, float]:
-    """Median seconds per call of each variant; every call starts from the same inputs (restored untimed)."""
+def time_kernel(kernel: Kernel, variants: dict, rounds: int, clock) -> dict[str, list[float]]:
+    """Seconds of each variant's call in each round; every call starts from the same inputs (restored untimed),
+    each variant's own copy laid out in memory as the others' (``corpus/placement.py``)."""
     pristine = kernel.inputs()
-    working = {name: kernel.inputs() for name in variants}
+    working = {name: placed(kernel.inputs()) for name in variants}
     calls = {name: (lambda fn=fn, args=working[name]: quietly(fn, args)) for name, fn in variants.items()}
     before = {name: (lambda args=working[name]: restore(args, pristine)) for name in variants}
     # One call per round and many rounds: on a shared machine a multi-threaded BLAS call now and then takes
     # 100x its usual time, and the median of single calls keeps such an outlier out where a mean would not.
-    return interleaved(calls, rounds=rounds, number=1, before=before, clock=clock)
+    return paired_rounds(calls, rounds, before=before, clock=clock)
 
 
 SETTLE_CALLS = 40
-"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * MAX_SAMPLES`` cache hits
-for each capture)."""
+"""At most this many untimed calls to let the way choice settle (it needs at most ``2 * (WARM_UP + MAX_SAMPLES)``
+cache hits for each capture)."""
 
 
 def settle(kernel: Kernel, cf) -> int:
     """Call ``cf`` until neither it nor a function compiled for its graph breaks measures its way any more (or
-    ``SETTLE_CALLS`` times), each call after a collection, on inputs put back to the same data: the calls made."""
-    args, pristine = kernel.inputs(), kernel.inputs()
+    ``SETTLE_CALLS`` times), on inputs put back to the same data, as the timed calls are made: the calls made."""
+    args, pristine = placed(kernel.inputs()), kernel.inputs()
+    gc.collect()
     for n in range(SETTLE_CALLS):
         if not any(g.ways.measuring and g.eager_fallback is None for g in compiled_functions(cf)):
             return n
-        gc.collect()
         restore(args, pristine)
         quietly(cf, args)
     return SETTLE_CALLS
@@ -155,7 +166,8 @@ def measure(kernel: Kernel, rounds: int, peers: list, clock, control: bool = Fal
             row.peer_note[peer.name] = prepared.note
         else:
             variants[peer.name] = prepared.fn
-    medians = time_kernel(kernel, variants, rounds, clock)
+    row.rounds = time_kernel(kernel, variants, rounds, clock)
+    medians = {name: statistics.median(times) for name, times in row.rounds.items()}
     row.eager_s, row.compiled_s = medians["eager"], medians["compiled"]
     row.peer_s = {peer.name: medians[peer.name] for peer in peers if peer.name in medians}
     row.control_s = medians.get("control", math.nan)
@@ -200,10 +212,10 @@ def table(rows: list[Row], peers: list[str], control: bool = False) -> tuple[lis
                 fmt_time(r.compiled_s) if math.isfinite(r.compiled_s) else "-",
                 f"{r.ratio:.2f}x" if math.isfinite(r.ratio) else "-", r.way]
         if control:
-            line.append(_times(r.eager_s / r.control_s))
+            line.append(_times(r.speedup("control")))
         for name in peers:
             if name in r.peer_s:
-                line.append(f"{r.eager_s / r.peer_s[name]:.2f}x")
+                line.append(f"{r.speedup(name):.2f}x")
             else:
                 note = r.peer_note.get(name, "-")
                 line.append(note if len(note) <= 60 else note[:57] + "...")
@@ -236,7 +248,7 @@ def summary(rows: list[Row]) -> list[str]:
 
 def control_summary(rows: list[Row]) -> list[str]:
     """With ``--control``: how the ratios of eager against itself spread (the noise of this run)."""
-    ratios = sorted(r.eager_s / r.control_s for r in rows if math.isfinite(r.control_s))
+    ratios = sorted(r.speedup("control") for r in rows if math.isfinite(r.control_s))
     if not ratios:
         return []
     return [f"control, eager against itself: {_times(ratios[0])} to {_times(ratios[-1])}, below 0.95x: "
@@ -251,7 +263,7 @@ def peer_summary(rows: list[Row], peers: list[str]) -> list[str]:
              f"({_times(ours)} over {len(counted)} kernels)"]
     for name in peers:
         timed = [r for r in counted if name in r.peer_s]
-        theirs = geometric_mean([r.eager_s / r.peer_s[name] for r in timed])
+        theirs = geometric_mean([r.speedup(name) for r in timed])
         same = geometric_mean([r.ratio for r in timed])
         faster = sum(r.compiled_s <= r.peer_s[name] for r in timed)
         first_calls = {r.kernel.name: r.peer_first_call_s[name] for r in rows if name in r.peer_first_call_s}
@@ -263,7 +275,7 @@ def peer_summary(rows: list[Row], peers: list[str]) -> list[str]:
                      + (f", the longest {slowest} {first_calls[slowest]:.1f} s" if slowest else ""))
     if "torch.compile" in peers:
         timed = [r for r in counted if "torch.compile" in r.peer_s]
-        theirs = geometric_mean([r.eager_s / r.peer_s["torch.compile"] for r in timed])
+        theirs = geometric_mean([r.speedup("torch.compile") for r in timed])
         lines.append(f"goal: compile()'s geometric mean above torch.compile's: "
                      f"{'met' if ours > theirs else 'not met'} ({_times(ours)} over all {len(counted)} kernels, "
                      f"torch.compile {_times(theirs)} over the {len(timed)} it ran correctly)")
@@ -292,12 +304,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--peers", action="store_true", default=os.environ.get("GRAPH_LAB_BENCH_PEERS") == "1")
     parser.add_argument("--peer-limit", type=float, default=COMPILE_LIMIT_S, metavar="S")
-    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--rounds", type=int, default=41)
     parser.add_argument("--control", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--cpu-time", action="store_true")
     opts = parser.parse_args(argv)
+    malloc = steady_malloc()  # (before any input is made)
     wanted = opts.only.split(",") if opts.only else None
     kernels = [k for k in CORPUS if wanted is None or k.name in wanted or k.family in wanted]
     if not kernels:
@@ -309,7 +322,7 @@ def main(argv: list[str]) -> int:
         for line in missing:
             print(f"--peers: {line}")
     print(f"graph_lab.compile on the benchmark corpus\nmachine: {machine()}; "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; {malloc}; "
           f"{'process CPU time' if opts.cpu_time else 'wall time'}; {7 if opts.quick else opts.rounds} rounds\n")
     rows = []
     for k in kernels:
@@ -319,10 +332,10 @@ def main(argv: list[str]) -> int:
         r = rows[-1]
         print(f"  {k.name}: {r.status}, {r.graphs} graph(s), {r.breaks} break(s), {r.way} after {r.settle_calls} calls"
               f"{', ' + format(r.ratio, '.2f') + 'x' if math.isfinite(r.ratio) else ''}"
-              + "".join(f"; {name} {r.eager_s / s:.2f}x (first call {r.peer_first_call_s[name]:.1f} s)"
-                        for name, s in r.peer_s.items())
+              + "".join(f"; {name} {r.speedup(name):.2f}x (first call {r.peer_first_call_s[name]:.1f} s)"
+                        for name in r.peer_s)
               + "".join(f"; {name}: {note}" for name, note in r.peer_note.items() if note != "no port")
-              + (f", control {r.eager_s / r.control_s:.2f}x" if math.isfinite(r.control_s) else "")
+              + (f", control {r.speedup('control'):.2f}x" if math.isfinite(r.control_s) else "")
               + f" ({time.perf_counter() - start:.1f} s)", flush=True)
     peer_names = [p.name for p in peers]
     headers, body = table(rows, peer_names, opts.control)

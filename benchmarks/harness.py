@@ -134,6 +134,102 @@ def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 7, numb
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def balanced_orders(names: list[str], rounds: int) -> list[list[str]]:
+    """The order of the variants in each round: a rotation of ``names``, then the same order reversed (A B C, C B
+    A, B C A, A C B, ...), so that over the rounds each variant comes first, last and after each of the others
+    equally often, and a slow drift of the machine between two rounds falls on both sides of each pair."""
+    orders = []
+    for r in range(rounds):
+        shift = (r // 2) % len(names)
+        order = names[shift:] + names[:shift]
+        orders.append(order if r % 2 == 0 else order[::-1])
+    return orders
+
+
+def paired_rounds(variants: dict[str, Callable[[], object]], rounds: int,
+                  before: dict[str, Callable[[], object]] | None = None,
+                  clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Seconds of one call of each variant in each round (``balanced_orders``): a list per variant, round by round,
+    so that a caller can take the median of per-round ratios (two variants timed in the same round saw the same
+    moment of the machine). Each timed call comes after one untimed call of the same variant and the variant's
+    ``before`` (its inputs put back): it runs as a call in a loop does, on the caches its own code and data left.
+
+    The garbage is collected at the start of each round, not before each call as ``interleaved`` does: a
+    collection walks every object of the process and leaves the caches cold, which made the corpus kernels'
+    calls 20-80% slower (gemm 129 us against 80 us, gaussian_log_density 443 against 245) and their timings
+    noisier by how much the collection evicted, a cost neither variant has in a loop."""
+    for fn in variants.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for order in balanced_orders(list(variants), rounds):
+        gc.collect()
+        for name in order:
+            fn = variants[name]
+            fn()
+            times[name].append(undisturbed(fn, (before or {}).get(name), clock))
+    return times
+
+
+RETRIES = 3
+"""Times a call is made again when the process was descheduled during it (``undisturbed``)."""
+
+
+def undisturbed(fn: Callable[[], object], setup: Callable[[], object] | None, clock: Callable[[], float]) -> float:
+    """Seconds of one call of ``fn`` (after its untimed ``setup``) during which the OS did not take the CPU away
+    from this process, if one of ``RETRIES + 1`` tries was (else the last try's). A call that was descheduled
+    halfway comes back to caches the other jobs filled, which CPU time counts too (seen on the 2-CPU machine at
+    load 8-19: the same code's calls 0.82x-1.44x apart). Where ``getrusage`` is missing, every call counts."""
+    try:
+        from resource import RUSAGE_SELF, getrusage
+    except ImportError:
+        getrusage = None
+    for _ in range(RETRIES + 1):
+        if setup is not None:
+            setup()
+        switches = getrusage(RUSAGE_SELF).ru_nivcsw if getrusage else 0
+        start = clock()
+        fn()
+        elapsed = clock() - start
+        if getrusage is None or getrusage(RUSAGE_SELF).ru_nivcsw == switches:
+            break
+    return elapsed
+
+
+def median_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of the per-round ratios ``numerators[r] / denominators[r]``."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators))
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+"""glibc's ``mallopt`` parameters (``malloc.h``)."""
+STEADY_MMAP_THRESHOLD = 32 << 20
+STEADY_TRIM_THRESHOLD = 64 << 20
+
+
+def steady_malloc() -> str:
+    """Fix glibc malloc's thresholds for this process and say how, for the machine line.
+
+    By default glibc serves a block of more than 128 KiB by mapping fresh pages (each touched page then faults),
+    and raises that threshold the first time such a block is freed, and gives free memory at the top of the heap
+    back to the OS past another threshold: how many of a kernel's temporaries fault their pages in depends on
+    what the process freed before, so eager NumPy's own time on arrays of a few hundred KiB differs from process to
+    process and drifts within one (measured: adam_step 300 us in one process, 420-600 us in another). ``mallopt``
+    sets both thresholds (which stops the dynamic adjustment, as ``MALLOC_MMAP_THRESHOLD_`` and
+    ``MALLOC_TRIM_THRESHOLD_`` in the environment would): blocks up to 32 MiB come from the heap, which keeps up
+    to 64 MiB of free memory, the same for every variant from the first call."""
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return "malloc thresholds: the C library's own (not glibc)"
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    if not (mallopt(M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD, STEADY_TRIM_THRESHOLD)):
+        return "malloc thresholds: glibc's dynamic ones (mallopt refused)"
+    return f"malloc: mmap threshold {STEADY_MMAP_THRESHOLD >> 20} MiB, trim threshold {STEADY_TRIM_THRESHOLD >> 20} MiB"
+
+
 def heap_trim() -> Callable[[], object] | None:
     """glibc's ``malloc_trim(0)``: hand every free page of the C heap back to the OS, as glibc does by itself after
     large frees in a process that holds little else (None where the C library has no such function)."""

@@ -16,9 +16,15 @@ The choice is made per compiled function, in three steps:
    run on a machine at load 15 (2 CPUs), a calibration measured in a busy moment predicted SGD's graphs clearly
    faster, and they ran at 0.41x eager.
 2. Then the next cache hits alternate between the two ways (graphs first), each call timed whole, until each
-   way has ``MIN_SAMPLES`` timings and their medians differ by more than ``DECISIVE``, or ``MAX_SAMPLES`` each.
-   A call that captured, or made the fast path, is not a sample (it paid for compiling). The clock is the
-   process's CPU time: on a machine shared with other jobs, the time a call spends descheduled is not its own.
+   way has ``MIN_SAMPLES`` timings, their medians differ by more than ``DECISIVE`` and every timing of the
+   faster way is below every timing of the slower one, or ``MAX_SAMPLES`` each. A call that captured, or made
+   the fast path, is not a sample (it paid for compiling), nor is each way's first call (``WARM_UP``). The
+   clock is the process's CPU time: on a machine shared with other jobs, the time a call spends descheduled is
+   not its own. Measured on the corpus (2 CPUs shared with other jobs, calls back to back): the graphs' first
+   timed call took 2-4x their later ones (gemm 206-387 us against 96-136, periodic diffusion 908-1486 against
+   746-1066); and with medians alone, three calls of each way with overlapping timings decided, a coin flip:
+   periodic diffusion's two ways, equally fast timed over 81 rounds, were chosen graphs three times and the
+   function three times in six compiles (measured 0.72x to 1.31x).
 3. The faster median wins, except that after ``MAX_SAMPLES`` the graphs must be faster by more than
    ``GRAPHS_MARGIN``: the function is eager's own code, and graphs measured a few percent faster in back-to-back
    calls ran slower than eager in calls that start with cold caches (measured on the corpus: jacobi-1d's and
@@ -54,10 +60,12 @@ from ...ops import SOURCE_OPS
 
 MIN_SAMPLES = 3
 """Timings of each way before a decision may be made."""
+WARM_UP = 1
+"""Calls of each way, after the capture, not counted as samples (see step 2)."""
 MAX_SAMPLES = 7
 """Timings of each way after which the faster median decides, however close."""
 DECISIVE = 1.15
-"""Medians further apart than this decide after ``MIN_SAMPLES``."""
+"""Medians further apart than this decide after ``MIN_SAMPLES``, if the two ways' timings do not overlap."""
 GRAPHS_MARGIN = 1.10
 """After ``MAX_SAMPLES``, the graphs win only if they run this much faster than the function (see step 3)."""
 RECHECK_EVERY = 61
@@ -79,6 +87,8 @@ class WayChoice:
         """Why no choice is made at all ('' when one is): another backend was asked for by name."""
         self.prediction: Prediction | None = None
         self.samples: dict[str, list[float]] = {GRAPHS: [], FUNCTION: []}
+        self.warm_up: dict[str, list[float]] = {GRAPHS: [], FUNCTION: []}
+        """Each way's first timings, left out of ``samples`` (``WARM_UP``)."""
         self.reason = why_fixed or "not decided yet (the function has not been captured)"
         self._captures = 0
         self._predict_due = False
@@ -149,6 +159,7 @@ class WayChoice:
         self.way, self.eager, self.measuring, self._predict_due = GRAPHS, False, True, True
         self.unchecked = 0
         self.samples = {GRAPHS: [], FUNCTION: []}
+        self.warm_up = {GRAPHS: [], FUNCTION: []}
         self.prediction, self.reason = None, "to be measured on the next cache hits"
 
     def _predict(self, cf) -> None:
@@ -161,9 +172,13 @@ class WayChoice:
         self.reason = f"measuring both ways ({self.prediction.reason})"
 
     def _next_is_eager(self) -> bool:
-        return len(self.samples[FUNCTION]) < len(self.samples[GRAPHS])
+        return len(self.warm_up[FUNCTION]) + len(self.samples[FUNCTION]) < \
+            len(self.warm_up[GRAPHS]) + len(self.samples[GRAPHS])
 
     def _record(self, way: str, seconds: float, cf) -> None:
+        if len(self.warm_up[way]) < WARM_UP:
+            self.warm_up[way].append(seconds)
+            return
         self.samples[way].append(seconds)
         decided = decide(self.samples[GRAPHS], self.samples[FUNCTION])
         if decided is not None:
@@ -223,7 +238,8 @@ def decide(graphs: list[float], function: list[float]) -> tuple[str, str] | None
         return None
     g, f = statistics.median(graphs), statistics.median(function)
     ratio = f / g if g > 0 else float("inf")
-    if n < MAX_SAMPLES and 1 / DECISIVE <= ratio <= DECISIVE:
+    apart = max(graphs) < min(function) or max(function) < min(graphs)
+    if n < MAX_SAMPLES and (1 / DECISIVE <= ratio <= DECISIVE or not apart):
         return None
     way = GRAPHS if ratio > (DECISIVE if n < MAX_SAMPLES else GRAPHS_MARGIN) else FUNCTION
     return way, (f"measured {len(graphs)} + {len(function)} calls, interleaved: graphs {g * 1e6:.1f} us, the "

@@ -51,7 +51,35 @@ def test_close_medians_measure_on_until_max_samples_then_the_graphs_need_the_mar
 
 
 def test_the_median_keeps_one_slow_call_out():
-    assert decide([1.0, 1.0, 50.0], [2.0, 2.0, 2.0])[0] == GRAPHS
+    slow_once = [1.0] * (MAX_SAMPLES - 1) + [50.0]
+    assert decide(slow_once, [2.0] * MAX_SAMPLES)[0] == GRAPHS
+
+
+def test_overlapping_timings_do_not_decide_early_however_far_apart_the_medians():
+    # medians 2x apart, but one call of the faster way took as long as the slower way's fastest
+    assert decide([1.0, 1.0, 2.0], [2.0, 2.0, 2.0]) is None
+    assert decide([2.0, 2.0, 2.0], [1.0, 2.5, 1.0]) is None
+    assert decide([1.0, 1.0, 1.9], [2.0, 2.0, 2.0])[0] == GRAPHS, "apart: decided"
+
+
+def test_each_ways_first_call_is_a_warm_up_not_a_sample():
+    cf = graph_lab.compile(mutate)
+    calls = 0
+    while True:
+        a, b = np.ones(5), np.arange(5.0)
+        a2 = a.copy()
+        assert cf(a, b) == mutate(a2, b)
+        np.testing.assert_array_equal(a, a2, strict=True)
+        calls += 1
+        if calls > 2 and not cf.ways.measuring:
+            break
+        assert calls < 4 * MAX_SAMPLES, cf.ways.reason
+    ways = cf.ways
+    assert [len(ways.warm_up[w]) for w in (GRAPHS, FUNCTION)] == [way_choice.WARM_UP] * 2
+    assert min(len(ways.samples[w]) for w in (GRAPHS, FUNCTION)) >= MIN_SAMPLES
+    assert f"measured {len(ways.samples[GRAPHS])} + {len(ways.samples[FUNCTION])} calls" in ways.reason
+    measured = sum(len(ways.samples[w]) + len(ways.warm_up[w]) for w in (GRAPHS, FUNCTION))
+    assert measured <= calls - 2, "the capture and the call that made the fast path are no samples"
 
 
 # --- the whole-graph cost model
