@@ -27,9 +27,9 @@ and
   right-hand side as if it had been copied first, as eager code sees it).
 
 The values written are the same, by the same NumPy call, so the results are bit for bit those of the new array.
-One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). The fused backend's kernels run
-where their last node was: ``reordering.keep_in_order`` checks that no kernel then reads an array written in place
-before it, and no node written in place is put in a kernel (a kernel computes into new memory).
+One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). A backend that computes some
+nodes elsewhere, later than their place in the graph (the fused backend's kernels run where their last node was),
+says so (``runs_at``): their reads count at that later position, and they update nothing.
 """
 
 from __future__ import annotations
@@ -48,22 +48,26 @@ _NEVER = 1 << 60
 _BOOL = np.dtype(bool)
 
 
-def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> dict[int, Value]:
+def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
+                     runs_at: Mapping[int, int] | None = None) -> dict[int, Value]:
     """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
     doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
-    when the graph has run."""
+    when the graph has run. ``runs_at``: ``id(node) -> position`` for the nodes a backend computes at a later
+    position of ``graph.nodes`` than their own (none of them is an update)."""
+    runs_at = runs_at or {}
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
+        at = runs_at.get(id(node), i)
         for v in node.inputs:
-            if last_use.get(v, -1) < i:
-                last_use[v] = i
+            if last_use.get(v, -1) < at:
+                last_use[v] = at
     for v in graph.outputs:
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
 
     views = find_view_writes(graph)
-    position = {id(n): i for i, n in enumerate(nodes)} if views else {}
+    position = {id(n): runs_at.get(id(n), i) for i, n in enumerate(nodes)} if views else {}
 
     roots: dict[Value, frozenset] = {}  # the buffers (owning values) a value may share memory with
     live_end: dict[Value, int] = {}  # buffer -> the last position at which a value sharing it is read
@@ -84,14 +88,14 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> 
             holder[v] = v
             shares(v, frozenset([v]) if donor else frozenset())
             continue
-        through = views.get(id(node))
+        through = views.get(id(node)) if id(node) not in runs_at else None
         root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
         if root is not None:  # computed in the window it updates (``view_writes.py``)
             decided[id(node)] = through[0]
             decided.written_through.add(id(through[1]))
             shares(node.outputs[0], frozenset([root]))
             continue
-        found = _writable(node, i, roots, holder, live_end, writers)
+        found = None if id(node) in runs_at else _writable(node, i, roots, holder, live_end, writers)
         if found is not None:
             base, root = found
             decided[id(node)] = base
