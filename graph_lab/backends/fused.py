@@ -306,11 +306,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
     stencils = _decided_loop_nests(graph, options, donated)
-    # A node written in place, or computed into the window it updates, runs as NumPy code: a kernel computes its
-    # nodes into new memory (and where its last node is).
-    kept_out = {k: "written in place (inplace.py)" for k in in_place_updates(graph, donated)}
-    kept_out.update({id(n): f"in {st.call_name}" for st in stencils for n in st.taken()})
-    part = partition(graph, kept_out)
+    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()})
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if stencils and not candidates:
         try:

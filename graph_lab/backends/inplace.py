@@ -34,7 +34,7 @@ says so (``runs_at``): their reads count at that later position, and they update
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -196,6 +196,33 @@ def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
         if node.op not in SOURCE_OPS and any(u in reach for u in update_operands(node)):
             reach.add(node.outputs[0])
     return reach
+
+
+def in_place_with_kernels(graph: Graph, donated, kernels: Iterable, stencils: list) -> tuple[dict, list]:
+    """``in_place_updates`` for a graph whose ``kernels`` (groups of nodes computed where their last node was) and
+    ``stencils`` (update trees computed at their update) read their operands late, and the stencils that still
+    write in place under it (a stencil's update must: the others then run as NumPy lines)."""
+    late = {id(n): position for position, n in _last_nodes(graph, kernels)}
+    while True:
+        runs_at = dict(late)
+        position = {id(n): i for i, n in enumerate(graph.nodes)}
+        for st in stencils:
+            for n in st.nodes:
+                runs_at[id(n)] = position[id(st.update)]
+        in_place = in_place_updates(graph, donated, runs_at)
+        kept = [st for st in stencils if id(st.update) in in_place]
+        if len(kept) == len(stencils):
+            return in_place, stencils
+        stencils = kept
+
+
+def _last_nodes(graph: Graph, kernels: Iterable):
+    """``(position of the group's last node, node)`` for every node of every group."""
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    for g in kernels:
+        at = max(position[id(n)] for n in g.nodes)
+        for n in g.nodes:
+            yield at, n
 
 
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:

@@ -61,9 +61,7 @@ def test_each_op_in_a_kernel_gives_numpys_bits_on_edge_values(name, dtype):
 @needs_compiler
 def test_classification_feeds_a_where_in_one_kernel():
     def fn(x):
-        # (the else-value is the input: a new array as the else-value would be written in place, as NumPy code,
-        # since a kernel computes into new memory)
-        return np.where(np.isnan(x) | np.isinf(x), 0.0, x) + np.trunc(x) + np.rint(x * 0.5)
+        return np.where(np.isnan(x) | np.isinf(x), 0.0, np.trunc(x) + np.rint(x * 0.5))
 
     x = edge_values(np.dtype("float64"))
     with np.errstate(all="ignore"):  # (x + x of the largest values overflows, on either side)
