@@ -28,13 +28,13 @@ and
 
 The values written are the same, by the same NumPy call, so the results are bit for bit those of the new array.
 One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). A backend that computes some
-nodes elsewhere, later than their place in the graph (the fused backend's kernels run where their last node was),
-says so (``runs_at``): their reads count at that later position, and they update nothing.
+nodes later than their place in the graph (the fused backend's kernels run where their last node was) checks
+that they still read what the graph means (``reordering.keep_in_order``).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -48,26 +48,21 @@ _NEVER = 1 << 60
 _BOOL = np.dtype(bool)
 
 
-def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
-                     runs_at: Mapping[int, int] | None = None) -> dict[int, Value]:
+def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> dict[int, Value]:
     """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
     doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
-    when the graph has run. ``runs_at``: ``id(node) -> position`` for the nodes a backend computes at a later
-    position of ``graph.nodes`` than their own (none of them is an update)."""
-    runs_at = runs_at or {}
+    when the graph has run."""
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
-        at = runs_at.get(id(node), i)
         for v in node.inputs:
-            if last_use.get(v, -1) < at:
-                last_use[v] = at
+            last_use[v] = i
     for v in graph.outputs:
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
 
     views = find_view_writes(graph)
-    position = {id(n): runs_at.get(id(n), i) for i, n in enumerate(nodes)} if views else {}
+    position = {id(n): i for i, n in enumerate(nodes)} if views else {}
 
     roots: dict[Value, frozenset] = {}  # the buffers (owning values) a value may share memory with
     live_end: dict[Value, int] = {}  # buffer -> the last position at which a value sharing it is read
@@ -88,14 +83,14 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
             holder[v] = v
             shares(v, frozenset([v]) if donor else frozenset())
             continue
-        through = views.get(id(node)) if id(node) not in runs_at else None
+        through = views.get(id(node))
         root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
         if root is not None:  # computed in the window it updates (``view_writes.py``)
             decided[id(node)] = through[0]
             decided.written_through.add(id(through[1]))
             shares(node.outputs[0], frozenset([root]))
             continue
-        found = None if id(node) in runs_at else _writable(node, i, roots, holder, live_end, writers)
+        found = _writable(node, i, roots, holder, live_end, writers)
         if found is not None:
             base, root = found
             decided[id(node)] = base
@@ -196,33 +191,6 @@ def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
         if node.op not in SOURCE_OPS and any(u in reach for u in update_operands(node)):
             reach.add(node.outputs[0])
     return reach
-
-
-def in_place_with_kernels(graph: Graph, donated, kernels: Iterable, stencils: list) -> tuple[dict, list]:
-    """``in_place_updates`` for a graph whose ``kernels`` (groups of nodes computed where their last node was) and
-    ``stencils`` (update trees computed at their update) read their operands late, and the stencils that still
-    write in place under it (a stencil's update must: the others then run as NumPy lines)."""
-    late = {id(n): position for position, n in _last_nodes(graph, kernels)}
-    while True:
-        runs_at = dict(late)
-        position = {id(n): i for i, n in enumerate(graph.nodes)}
-        for st in stencils:
-            for n in st.nodes:
-                runs_at[id(n)] = position[id(st.update)]
-        in_place = in_place_updates(graph, donated, runs_at)
-        kept = [st for st in stencils if id(st.update) in in_place]
-        if len(kept) == len(stencils):
-            return in_place, stencils
-        stencils = kept
-
-
-def _last_nodes(graph: Graph, kernels: Iterable):
-    """``(position of the group's last node, node)`` for every node of every group."""
-    position = {id(n): i for i, n in enumerate(graph.nodes)}
-    for g in kernels:
-        at = max(position[id(n)] for n in g.nodes)
-        for n in g.nodes:
-            yield at, n
 
 
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:
