@@ -379,7 +379,8 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
     """Maximal runs of statements with no other slice update, and no node reading a buffer a statement of the
     run wrote before it, between them."""
     runs: list[list[Statement]] = []
-    claimed = {id(n) for s in statements.values() for n in s.nodes}
+    claimed = {id(n) for s in statements.values() for n in s.nodes} | set(statements)
+    returned = {id(v) for v in graph.outputs}
     open_run: list[Statement] = []
     written: set[Value] = set()
     roots: dict[Value, Value] = {}
@@ -395,7 +396,8 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
             roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
         if node.op == Op.INDEX and len(node.inputs) == 1:
             roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
-            continue
+            if id(node.output) not in returned and all(id(u) in claimed for u in node.output.users):
+                continue  # (a view reads nothing: its readers do; one read outside is a read here)
         if id(node) in claimed:
             continue
         reads = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs

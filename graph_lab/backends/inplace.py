@@ -28,8 +28,9 @@ and
 
 The values written are the same, by the same NumPy call, so the results are bit for bit those of the new array.
 One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). A backend that computes some
-nodes later than their place in the graph (the fused backend's kernels run where their last node was) checks
-that they still read what the graph means (``reordering.keep_in_order``).
+nodes in code of its own says which (``elsewhere``): they write into no operand. The fused backend's kernels also
+run later, where their last node was: it checks that they still read what the graph means
+(``reordering.keep_in_order``).
 """
 
 from __future__ import annotations
@@ -41,17 +42,20 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
-from ..ops.indexing import Slot
+from ..ops.indexing import Slot, index_update_in_place
+from . import python_source
 from .view_writes import casts_alike, find_view_writes, writes_through
 
 _NEVER = 1 << 60
 _BOOL = np.dtype(bool)
 
 
-def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> dict[int, Value]:
+def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
+                     elsewhere: frozenset[int] = frozenset()) -> dict[int, Value]:
     """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
     doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
-    when the graph has run."""
+    when the graph has run. ``elsewhere``: the ids of the nodes a backend computes in code of its own (a fused
+    kernel's), each into a new array: none of them writes into an operand or into the window it updates."""
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
@@ -83,14 +87,14 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None) -> 
             holder[v] = v
             shares(v, frozenset([v]) if donor else frozenset())
             continue
-        through = views.get(id(node))
+        through = views.get(id(node)) if id(node) not in elsewhere else None
         root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
         if root is not None:  # computed in the window it updates (``view_writes.py``)
             decided[id(node)] = through[0]
             decided.written_through.add(id(through[1]))
             shares(node.outputs[0], frozenset([root]))
             continue
-        found = _writable(node, i, roots, holder, live_end, writers)
+        found = None if id(node) in elsewhere else _writable(node, i, roots, holder, live_end, writers)
         if found is not None:
             base, root = found
             decided[id(node)] = base
@@ -191,6 +195,23 @@ def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
         if node.op not in SOURCE_OPS and any(u in reach for u in update_operands(node)):
             reach.add(node.outputs[0])
     return reach
+
+
+def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, str]:
+    """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
+    the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
+    ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    if node.op == Op.WHERE or id(node) in getattr(in_place, "written_through", ()):
+        return masked_statement(node, ctx, in_place)
+    base, out = node.inputs[0], node.output
+    target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
+    if target.startswith(f"{ctx.var(base)}["):
+        code = f"{target} = {ctx.var(node.inputs[1])}"
+        ctx.numbering[out] = ctx.numbering[base]
+    else:
+        ctx.impls["update_in_place"] = index_update_in_place
+        code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
+    return code, f"{out.type}   written into the memory of {ctx.var(base)}"
 
 
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:

@@ -362,6 +362,18 @@ def test_a_value_its_window_no_longer_holds_is_an_array_of_its_own(fn):
     assert len(temporaries) == 1 and temporaries[0].result.node.op in (gl.ops.Op.ADD, gl.ops.Op.MUL)
 
 
+def view_read_outside(A, B, C):
+    B[1:-1] = A[:-2] + A[2:]
+    b = B[1:-1]  # a view of the B just written, read after the next statement: the run ends before it
+    A[1:-1] = A[1:-1] * 0.5
+    C[:] = b.sum()
+
+
+def test_a_view_of_a_written_array_read_outside_the_run_ends_it():
+    programs = run_as_program(view_read_outside, np.zeros(20), np.zeros(20), np.zeros(3))
+    assert len(programs) == 2 and len(programs[0].statements) == 1  # B's update alone
+
+
 def accumulates(A, B):
     np.add.at(B, slice(1, -1), A[:-2] + A[2:])  # adds into B[1:-1]: not a statement
     A[1:-1] = B[1:-1] * 0.5 + A[:-2]
