@@ -18,7 +18,9 @@ from static views of buffers, whole buffers, 0-d values and Python numbers, all 
 weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
 reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies. An
 update not written in place computes into a copy of its base, and a *temporary* (arithmetic only statements
-read) into an array of its own; the call makes those arrays and returns them.
+read) into an array of its own; the call makes those arrays and returns them. A value an update writes into a
+window and later statements read too (capture's ``window_reads`` makes them read the value, not the window) is
+read there, as the window, while no statement has written over it since (``_unread_windows``): no array of its own.
 
 Moving a statement's nodes to the run's one call changes *when* they run. ``_simulate`` replays the graph in that
 new order (``reordering``) and keeps a statement only where every node still reads the versions of the buffers
@@ -190,33 +192,39 @@ def updated_elements(graph: Graph) -> int:
     return sum(size for size in sizes if type(size) is int)
 
 
-def find_statements(graph: Graph, in_place: dict[int, Value]) -> dict[int, Statement]:
+def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] = frozenset()) -> dict[int, Statement]:
     """id(node) -> its ``Statement``, for every update a program can compute, then every temporary: arithmetic
-    that no statement computes and only arithmetic and updates read."""
+    that no statement computes and only arithmetic and updates read. ``apart``: values written into a window that
+    the update must not compute itself (a reader cannot read them from the window: ``_unread_windows``)."""
     returned = {id(v) for v in graph.outputs}
     position = {id(n): i for i, n in enumerate(graph.nodes)}
-    found = {}
+    found, windows = {}, {}
     for node in graph.nodes:
         if node.op == Op.INDEX_UPDATE and node.inputs[0].type.ndim and _is_buffer(node.inputs[0]):
-            s = _statement(node, returned, position, made=id(node) not in in_place)
+            s = _statement(node, returned, position, id(node) not in in_place, windows, apart)
             if s is not None:
                 found[id(node)] = s
+                if s.value.node in s.nodes:
+                    windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
     for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
         if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
                 id(node.output) not in returned and node.output.users and \
                 all(id(u) in claimed for u in node.output.users):
-            s = _statement(node, returned, position, made=True)
+            s = _statement(node, returned, position, True, windows)
             if s is not None:
                 found[id(node)] = s
                 claimed |= {id(n) for n in s.nodes} | {id(node)}
     return found
 
 
-def _statement(node: Node, returned: set[int], position: dict[int, int], made: bool) -> Statement | None:
+def _statement(node: Node, returned: set[int], position: dict[int, int], made: bool, windows: dict[Value, Node],
+               apart: set[Value] = frozenset()) -> Statement | None:
+    """``windows``: value -> the update before this node that computes it and writes it into a window: a later
+    statement reads it there (``window_reads`` makes an op read the value written, not the window)."""
     if node.op == Op.INDEX_UPDATE:
-        if len(node.inputs) != 2:
-            return None
+        if len(node.inputs) != 2 or node.attrs.get("mode") is not None:
+            return None  # (an index array, or ``np.add.at``'s accumulation: not a plain write)
         base, value = node.inputs
         layout = _layout(base.type.shape, node.attrs["key"])
         if layout is None:
@@ -236,7 +244,7 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
                   and v.type.dtype == dtype and v.type.weak is None)
     if update is None:
         pending, inside = [node], {id(node)}
-    elif arithmetic(value) and len(value.users) == 1:
+    elif arithmetic(value) and (len(value.users) == 1 or _read_in_window(value, update, shape, apart)):
         pending, inside = [value.node], {id(value.node), id(update)}
     else:
         pending, inside, leaves = [], set(), [value]
@@ -260,11 +268,13 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     leaves += list(shared)
     read, views = {}, []
     for leaf in dict.fromkeys(leaves):
-        where = _read_layout(leaf, shape, dtype)
+        writer = windows.get(leaf)
+        where = _read_layout(leaf, shape, dtype) if writer is None else \
+            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, dtype)
         if where is None:
             return None
         read[leaf] = where
-        if where[0] is not leaf:
+        if where[0] is not leaf and writer is None:
             views.append(leaf.node)
     nodes.sort(key=lambda n: position[id(n)])
     return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
@@ -278,15 +288,26 @@ def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Lay
     if t.dtype != dtype or t.shape not in (shape, ()):
         return None
     if leaf.node.op == Op.INDEX and len(leaf.node.inputs) == 1:
-        source = leaf.node.inputs[0]
-        layout = _layout(source.type.shape, leaf.node.attrs["key"])
-        if layout is None or layout[2] != t.shape:
-            return None
-        strides = layout[1] if t.shape else (0,) * len(shape)
-        return (source, (layout[0], strides)) if _is_buffer(source) else None
+        return _view_layout(leaf.node.inputs[0], leaf.node.attrs["key"], t, shape, dtype)
     if not t.shape and not _is_buffer(leaf):
         return leaf, (0, (0,) * len(shape))  # a 0-d value: passed as a scalar
     return (leaf, (0, _c_strides(shape) if t.shape else (0,) * len(shape))) if _is_buffer(leaf) else None
+
+
+def _view_layout(source: Value, key, t, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
+    """Where ``source[key]`` (of type ``t``) is in ``source``'s buffer, read over a loop nest of ``shape``."""
+    layout = _layout(source.type.shape, key)
+    if layout is None or layout[2] != t.shape or t.shape not in (shape, ()) or t.dtype != dtype:
+        return None
+    strides = layout[1] if t.shape else (0,) * len(shape)
+    return (source, (layout[0], strides)) if _is_buffer(source) else None
+
+
+def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: set[Value]) -> bool:
+    """The update may compute ``value`` (read by other ops too): they are arithmetic or updates that can read it
+    from the window written (checked per run: ``_unread_windows``)."""
+    return value not in apart and value.type.shape == shape and \
+        all(u is update or u.op in STENCIL_OPS or u.op == Op.INDEX_UPDATE for u in value.users)
 
 
 def _is_buffer(v: Value) -> bool:
@@ -329,14 +350,22 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
     """The runs of consecutive statements (no other slice update between them), each as a ``Program`` whose
     re-ordered execution reads what the graph reads; no decision yet. ``trips``: the graph is a loop body one
     call may run that many times (``c_loops``)."""
-    statements = {k: s for k, s in find_statements(graph, in_place).items() if k not in taken}
     numbers = {id(n): i for i, n in enumerate((n for n in graph.nodes if n.op == Op.INDEX_UPDATE), 1)}
+    apart: set[Value] = set()
+    dropped = set(taken)
+    statements = {k: s for k, s in find_statements(graph, in_place).items() if k not in dropped}
     while True:
         runs = _runs(graph, statements)
+        unread = _unread_windows(runs)
+        if unread:  # (checked first: a reader that read the value itself would seem to read it too early)
+            apart |= unread
+            statements = {k: s for k, s in find_statements(graph, in_place, apart).items() if k not in dropped}
+            continue
         bad = _simulate(graph, in_place, runs)
         if bad is None:
             break
         statements.pop(id(bad.node))
+        dropped.add(id(bad.node))
     programs = []
     for run in runs:
         if all(s.base is None for s in run) or not any(s.ops() for s in run):
@@ -350,7 +379,8 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
     """Maximal runs of statements with no other slice update, and no node reading a buffer a statement of the
     run wrote before it, between them."""
     runs: list[list[Statement]] = []
-    claimed = {id(n) for s in statements.values() for n in s.nodes}
+    claimed = {id(n) for s in statements.values() for n in s.nodes} | set(statements)
+    returned = {id(v) for v in graph.outputs}
     open_run: list[Statement] = []
     written: set[Value] = set()
     roots: dict[Value, Value] = {}
@@ -366,7 +396,8 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
             roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
         if node.op == Op.INDEX and len(node.inputs) == 1:
             roots[node.output] = roots.get(node.inputs[0], node.inputs[0])
-            continue
+            if id(node.output) not in returned and all(id(u) in claimed for u in node.output.users):
+                continue  # (a view reads nothing: its readers do; one read outside is a read here)
         if id(node) in claimed:
             continue
         reads = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs
@@ -376,6 +407,34 @@ def _runs(graph: Graph, statements: dict[int, Statement]) -> list[list[Statement
     if open_run:
         runs.append(open_run)
     return runs
+
+
+def _unread_windows(runs: list[list[Statement]]) -> set[Value]:
+    """The values an update computes (so no array holds them) that a reader cannot read from the window it wrote:
+    the reader is not a later statement of the same run, or a statement between them wrote into that window."""
+    unread = set()
+    for run in runs:
+        statement_of = {id(n): k for k, s in enumerate(run) for n in s.execution()}
+        roots: dict[Value, Value] = {}
+        for s in run:
+            roots[s.result] = s.result if s.made else roots.get(s.base, s.base)
+        for i, u in enumerate(run):
+            if u.base is None or u.value.node not in u.nodes:
+                continue
+            window = _interval(*u.write, u.shape)
+            for reader in u.value.users:
+                k = statement_of.get(id(reader), -1)
+                if reader is u.node:
+                    continue
+                if k <= i or run[k].leaves.get(u.value, (None,))[0] is not u.result or any(
+                        roots[t.result] is roots[u.result] and _overlap(_interval(*t.write, t.shape), window)
+                        for t in run[i + 1:k]):
+                    unread.add(u.value)
+    return unread
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
 
 
 def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:

@@ -35,9 +35,8 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
-from ..ops.indexing import index_update_in_place
 from . import python_source
-from .inplace import in_place_updates, masked_statement, writes_in_place
+from .inplace import in_place_statement, in_place_updates, writes_in_place
 from .options import MIN_BUFFER_BYTES
 
 
@@ -439,23 +438,6 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
         code = f"{ctx.var(node.output)} = {call[:-1]}, out={target})"
         return code, f"{comment}   {'kept between calls' if isinstance(buffer, str) else 'reuses ' + target}"
     return statement
-
-
-def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, str]:
-    """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
-    the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
-    ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
-    if node.op == Op.WHERE or id(node) in getattr(in_place, "written_through", ()):  # (``inplace.py``)
-        return masked_statement(node, ctx, in_place)
-    base, out = node.inputs[0], node.output
-    target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
-    if target.startswith(f"{ctx.var(base)}["):
-        code = f"{target} = {ctx.var(node.inputs[1])}"
-        ctx.numbering[out] = ctx.numbering[base]
-    else:
-        ctx.impls["update_in_place"] = index_update_in_place
-        code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
-    return code, f"{out.type}   written into the memory of {ctx.var(base)}"
 
 
 def workspace_buffer(key: tuple, ctx) -> str:

@@ -164,7 +164,7 @@ class FusedGraph(CodegenGraph):
         self.stencils = list(stencils)
         """The C programs (``c_programs.py``) and stencil kernels (``stencil.py``) the graph calls."""
         if kernels or stencils:
-            in_place = in_place_updates(graph, donated)
+            in_place = in_place_updates(graph, donated, frozenset(id(n) for g in kernels for n in g.nodes))
             steps = fused_steps(graph, kernels, in_place, stencils)
             plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
             plain = python_source.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
@@ -338,7 +338,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
             g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
-    stencils = keep_in_order(graph, in_place_updates(graph, donated), stencils, part.groups)
+    stencils = keep_in_order(graph, lambda kernels: in_place_updates(graph, donated, kernels), stencils, part.groups)
     try:
         calls = build_calls(engine, graph, part)
         calls.update(build_stencil_calls(engine, graph, stencils))

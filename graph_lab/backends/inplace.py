@@ -28,20 +28,22 @@ and
 
 The values written are the same, by the same NumPy call, so the results are bit for bit those of the new array.
 One walk over the nodes (the alias sets are those of ``codegen.plan_buffers``). A backend that computes some
-nodes elsewhere, later than their place in the graph (the fused backend's kernels run where their last node was),
-says so (``runs_at``): their reads count at that later position, and they update nothing.
+nodes in code of its own says which (``elsewhere``): they write into no operand. The fused backend's kernels also
+run later, where their last node was: it checks that they still read what the graph means
+(``reordering.keep_in_order``).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
-from ..ops.indexing import Slot
+from ..ops.indexing import Slot, index_update_in_place
+from . import python_source
 from .view_writes import casts_alike, find_view_writes, writes_through
 
 _NEVER = 1 << 60
@@ -49,25 +51,22 @@ _BOOL = np.dtype(bool)
 
 
 def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
-                     runs_at: Mapping[int, int] | None = None) -> dict[int, Value]:
+                     elsewhere: frozenset[int] = frozenset()) -> dict[int, Value]:
     """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
     doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
-    when the graph has run. ``runs_at``: ``id(node) -> position`` for the nodes a backend computes at a later
-    position of ``graph.nodes`` than their own (none of them is an update)."""
-    runs_at = runs_at or {}
+    when the graph has run. ``elsewhere``: the ids of the nodes a backend computes in code of its own (a fused
+    kernel's), each into a new array: none of them writes into an operand or into the window it updates."""
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
-        at = runs_at.get(id(node), i)
         for v in node.inputs:
-            if last_use.get(v, -1) < at:
-                last_use[v] = at
+            last_use[v] = i
     for v in graph.outputs:
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
 
     views = find_view_writes(graph)
-    position = {id(n): runs_at.get(id(n), i) for i, n in enumerate(nodes)} if views else {}
+    position = {id(n): i for i, n in enumerate(nodes)} if views else {}
 
     roots: dict[Value, frozenset] = {}  # the buffers (owning values) a value may share memory with
     live_end: dict[Value, int] = {}  # buffer -> the last position at which a value sharing it is read
@@ -88,14 +87,14 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
             holder[v] = v
             shares(v, frozenset([v]) if donor else frozenset())
             continue
-        through = views.get(id(node)) if id(node) not in runs_at else None
+        through = views.get(id(node)) if id(node) not in elsewhere else None
         root = through and writes_through(node, *through, i, position, roots, holder, members, last_use, writers)
         if root is not None:  # computed in the window it updates (``view_writes.py``)
             decided[id(node)] = through[0]
             decided.written_through.add(id(through[1]))
             shares(node.outputs[0], frozenset([root]))
             continue
-        found = None if id(node) in runs_at else _writable(node, i, roots, holder, live_end, writers)
+        found = None if id(node) in elsewhere else _writable(node, i, roots, holder, live_end, writers)
         if found is not None:
             base, root = found
             decided[id(node)] = base
@@ -198,31 +197,21 @@ def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
     return reach
 
 
-def in_place_with_kernels(graph: Graph, donated, kernels: Iterable, stencils: list) -> tuple[dict, list]:
-    """``in_place_updates`` for a graph whose ``kernels`` (groups of nodes computed where their last node was) and
-    ``stencils`` (update trees computed at their update) read their operands late, and the stencils that still
-    write in place under it (a stencil's update must: the others then run as NumPy lines)."""
-    late = {id(n): position for position, n in _last_nodes(graph, kernels)}
-    while True:
-        runs_at = dict(late)
-        position = {id(n): i for i, n in enumerate(graph.nodes)}
-        for st in stencils:
-            for n in st.nodes:
-                runs_at[id(n)] = position[id(st.update)]
-        in_place = in_place_updates(graph, donated, runs_at)
-        kept = [st for st in stencils if id(st.update) in in_place]
-        if len(kept) == len(stencils):
-            return in_place, stencils
-        stencils = kept
-
-
-def _last_nodes(graph: Graph, kernels: Iterable):
-    """``(position of the group's last node, node)`` for every node of every group."""
-    position = {id(n): i for i, n in enumerate(graph.nodes)}
-    for g in kernels:
-        at = max(position[id(n)] for n in g.nodes)
-        for n in g.nodes:
-            yield at, n
+def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, str]:
+    """``v1[1:-1,] = v8``: the update written into its base's memory, as eager code writes it; the result is
+    the base, so later lines read it by the base's name. (A key that cannot be written as a subscript:
+    ``v9 = update_in_place(v1, v8, key=consts[1])``.)"""
+    if node.op == Op.WHERE or id(node) in getattr(in_place, "written_through", ()):
+        return masked_statement(node, ctx, in_place)
+    base, out = node.inputs[0], node.output
+    target = python_source._emit_subscript(node, ctx)  # (the index op's subscript, for the update's key)
+    if target.startswith(f"{ctx.var(base)}["):
+        code = f"{target} = {ctx.var(node.inputs[1])}"
+        ctx.numbering[out] = ctx.numbering[base]
+    else:
+        ctx.impls["update_in_place"] = index_update_in_place
+        code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
+    return code, f"{out.type}   written into the memory of {ctx.var(base)}"
 
 
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:

@@ -11,6 +11,8 @@ and finds the first move whose nodes, or a node it left behind, would read anoth
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import may_be_view, returns_fresh
@@ -79,13 +81,15 @@ def first_stale(graph: Graph, in_place: dict[int, Value], moves: list[tuple[list
     return None
 
 
-def keep_in_order(graph: Graph, in_place: dict[int, Value], programs: list, groups: list) -> list:
+def keep_in_order(graph: Graph, in_place_for: Callable[[frozenset], dict], programs: list, groups: list) -> list:
     """The programs that still read the graph's versions with the fused ``groups`` moved too; a group or program
-    that would not is left to codegen (its nodes in the graph's order): a group's decision becomes "not fused"."""
+    that would not is left to codegen (its nodes in the graph's order): a group's decision becomes "not fused".
+    ``in_place_for(ids)``: the updates written in place when the nodes of those ids are computed by kernels."""
     from .cost import Decision  # (the cost model's record of a decision)
     programs = list(programs)
     while True:
         kept = [g for g in groups if g.decision is not None and g.decision.fuse]
+        in_place = in_place_for(frozenset(id(n) for g in kept for n in g.nodes))
         moves = [(p.execution(), p.call_node) for p in programs] + [(g.nodes, g.nodes[-1]) for g in kept]
         stale = first_stale(graph, in_place, moves)
         if stale is None:

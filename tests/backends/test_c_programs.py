@@ -318,6 +318,72 @@ def test_a_temporary_read_by_two_statements():
     assert sum(s.base is None for s in p.statements) >= 3 and len(p.statements) >= 9
 
 
+# --- a value read again where it was written (capture's ``window_reads`` makes an op read the value, not the window)
+
+
+def reads_the_window_written(A, B):
+    for _ in range(2):
+        B[1:-1] = 0.5 * (A[:-2] + A[2:])
+        A[1:-1] = B[1:-1] * 0.25 + A[1:-1]  # reads the value just written into B[1:-1] (and, then, into A[1:-1])
+
+
+def test_a_value_written_into_a_window_is_read_back_from_it():
+    (p,) = run_as_program(reads_the_window_written, np.zeros(30), np.zeros(30))
+    assert [s.base is not None for s in p.statements] == [True] * 4  # no temporary array
+    first, second = p.statements[:2]
+    assert first.value.node in first.nodes and (first.result, first.write) in second.leaves.values()
+
+
+def window_written_again(A, B):
+    v = A[:-2] + A[2:]
+    B[1:-1] = v
+    B[2:] = A[2:] * 3.0  # over most of the window v was written into
+    A[1:-1] = v * 0.5
+
+
+def read_before_written(A, B, C):
+    v = A[:-2] + A[2:]
+    C[1:-1] = v * 2.0
+    B[1:-1] = v
+
+
+def read_by_another_run(A, B, C):
+    v = A[:-2] * A[2:]
+    B[1:-1] = v
+    total = B.sum()  # (reads B: the run ends here)
+    C[1:-1] = v * total
+
+
+@pytest.mark.parametrize("fn", [window_written_again, read_before_written, read_by_another_run])
+def test_a_value_its_window_no_longer_holds_is_an_array_of_its_own(fn):
+    arrays = [np.zeros(20) for _ in range(fn.__code__.co_argcount)]
+    programs = run_as_program(fn, *arrays)
+    temporaries = [s for p in programs for s in p.statements if s.base is None]
+    assert len(temporaries) == 1 and temporaries[0].result.node.op in (gl.ops.Op.ADD, gl.ops.Op.MUL)
+
+
+def view_read_outside(A, B, C):
+    B[1:-1] = A[:-2] + A[2:]
+    b = B[1:-1]  # a view of the B just written, read after the next statement: the run ends before it
+    A[1:-1] = A[1:-1] * 0.5
+    C[:] = b.sum()
+
+
+def test_a_view_of_a_written_array_read_outside_the_run_ends_it():
+    programs = run_as_program(view_read_outside, np.zeros(20), np.zeros(20), np.zeros(3))
+    assert len(programs) == 2 and len(programs[0].statements) == 1  # B's update alone
+
+
+def accumulates(A, B):
+    np.add.at(B, slice(1, -1), A[:-2] + A[2:])  # adds into B[1:-1]: not a statement
+    A[1:-1] = B[1:-1] * 0.5 + A[:-2]
+
+
+def test_an_accumulating_update_is_left_to_numpy():
+    (p,) = run_as_program(accumulates, np.zeros(20), np.zeros(20))
+    assert [s.node.attrs.get("mode") for s in p.statements] == [None]
+
+
 def test_the_call_refuses_arrays_of_other_shapes():
     seg = _capture(reads_neighbours, [np.zeros(30)])
     cg = compile_captured(seg.graph, backend="fused", options=ALWAYS, donated=donated_inputs(seg))
