@@ -6,7 +6,7 @@ Pipelines:
 - ``exact``: algebraic simplification, constant folding, CSE and DCE. Bit for bit: the graph computes exactly
   what it computed before, for every input.
 - ``fast_math``: ``exact`` plus rewrites true of real numbers only (``x / c -> x * (1/c)``, reassociation of
-  constants, ``x + 0.0 -> x``); within a documented tolerance.
+  constants); within a documented tolerance, every zero keeping its sign.
 - ``inference``: parameters frozen into constants, then conv + batch-norm folding and everything ``exact`` does,
   so weight arithmetic is computed once. Within a tolerance (the folded weights are rounded); a compiled graph
   from it no longer accepts parameter overrides.
@@ -31,7 +31,7 @@ PASSES: dict[str, Pass] = {
     "fold": fold_constants,            # run constant subgraphs once
     "cse": cse,                        # one node per distinct computation
     "dce": dce,                        # drop what no output needs
-    "fast_math": simplify_fast_math,   # not bit-exact: x / c -> x * (1/c), reassociation, x + 0.0
+    "fast_math": simplify_fast_math,   # not bit-exact: x / c -> x * (1/c), reassociation
     "freeze_params": freeze_params,    # parameters become constants (no overrides afterwards)
     "conv_bn": fold_conv_bn,           # batch norm folded into the convolution before it
 }
