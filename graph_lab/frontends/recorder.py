@@ -185,7 +185,8 @@ def _numpy_scalar(t: Tensor) -> bool:
     """Whether eager NumPy holds ``t`` as a NumPy scalar, not a 0-d array: a ufunc or a reduction of 0-d
     operands returns one (``a0d - 1``, ``x.sum()``), so a "view" of it is a new array a write cannot reach."""
     node = t._value.node
-    while node is not None and node.op == Op.CAST:  # a cast keeps a NumPy scalar one, and a 0-d array one
+    while node is not None and node.op == Op.CAST and node.inputs:  # a cast keeps a NumPy scalar one, and a
+        # 0-d array one (a LazyRunner node already computed has no inputs left)
         node = node.inputs[0].node
     if t.ndim != 0 or node is None or node.op == Op.WHERE:
         return False

@@ -236,3 +236,16 @@ def test_values_kept_for_later_readers_survive_the_cut():
     d = b * b  # reads b: found known, not recomputed
     np.testing.assert_array_equal(lr.materialize(d), (np.arange(4.0) * 2.0) ** 2)
     assert lr.graphs[-1] == 1
+
+
+def test_a_view_of_a_cast_already_computed_is_recorded():
+    # (fuzzer seed 76) int() computes the cast; the later view's recorder looked at the cast's operand, gone
+    x = np.random.default_rng(0).random((3, 4))
+
+    def f(x):
+        h = (x * 2.0).astype(np.float64)
+        n = int(np.argmax(h))
+        return h.reshape(-1)[n] + h.sum()
+
+    r = LazyRunner()
+    np.testing.assert_array_equal(np.asarray(f(r.tensor(x))), f(x))
