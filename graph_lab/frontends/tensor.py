@@ -473,7 +473,7 @@ def _view_again(view: Tensor, new: Tensor, base: Tensor, op: Op, attrs: dict):
     if op not in (Op.INDEX, Op.TRANSPOSE) or node is None or node.op != op:
         return new._value
     extra = [Tensor(view._rec, v) for v in node.inputs[1:]]  # (index operands of the key: the same values)
-    return view._rec.emit(op, [base, *extra], attrs)._value
+    return view._rec.emit(op, [base, *extra], dict(node.attrs))._value  # (the node's key: its slots name `extra`)
 
 
 def _write_back(base: Tensor, op: Op, attrs: dict, new: Tensor) -> Tensor:
