@@ -56,6 +56,8 @@ class Step:
     """Its results are new C-ordered arrays (when its operands are C-ordered) sharing memory with nothing."""
     takes_out: str | None = None
     """"ufunc", "matmul" or "kernel" when the line may write into a given buffer."""
+    into: Value | None = None
+    """The operand an update written in place writes into (``inplace.py``): its result is that operand's memory."""
     same_element: bool = False
     """A kernel line that reads element k of its operands only to write element k of its results, as a ufunc
     does: an operand of its shape may be its output buffer, if no other operand is a view of it."""
@@ -100,7 +102,7 @@ def node_steps(graph: Graph, in_place: dict[int, Value] | None = None) -> list[S
         if node.op == Op.MATMUL and not node.attrs:
             takes = "matmul"
         fresh = returns_fresh(node) and id(node) not in in_place
-        steps.append(Step(node, node.inputs, node.outputs, fresh, takes))
+        steps.append(Step(node, node.inputs, node.outputs, fresh, takes, into=in_place.get(id(node))))
     return steps
 
 
@@ -178,7 +180,8 @@ def plan_buffers(graph: Graph, steps: list[Step], min_bytes: int = MIN_BUFFER_BY
         roots[x] = frozenset([x])
     for s in steps:
         for v in s.outputs:
-            roots[v] = frozenset([v]) if s.fresh else frozenset().union(*(roots[u] for u in s.inputs))
+            roots[v] = frozenset([v]) if s.fresh else roots[s.into] if s.into is not None else \
+                frozenset().union(*(roots[u] for u in s.inputs))
 
     live_until: dict[Value, int] = {}
     for v, rs in roots.items():
