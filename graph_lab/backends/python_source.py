@@ -48,6 +48,7 @@ those (``np.reshape(v4, (s0, 2, s1 // 2))`` is ``(s0, 2, s1//2)``); the wrapper 
 from __future__ import annotations
 
 import itertools
+import sys
 import types
 from typing import Any, Callable
 
@@ -227,10 +228,22 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
 
 
 
+def _loaded_module(name, globals=None, locals=None, fromlist=(), level=0):
+    """The only builtin of generated code: ``__import__`` of a module already loaded, for the interpreter's own
+    use (on Python 3.12 and later a warning raised while generated code runs imports through the builtins of its
+    frame). Generated code has no import statement, and nothing can load a module through this."""
+    module = sys.modules.get(name if fromlist else name.partition(".")[0])
+    if module is None or level != 0:
+        raise ImportError(f"generated code imports nothing (asked for {name!r})")
+    return module
+
+
 def namespace(code: "PyCode", extra: dict[str, Callable] | None = None) -> dict[str, Any]:
     """What the compiled ``code`` reads besides its arguments: NumPy, its ``np_<name>`` functions, the size
-    functions, the op implementations it calls and ``extra`` (a backend's kernels); no builtins."""
-    names: dict[str, Any] = {"__builtins__": {}, "np": np, **FUNCTIONS, **code.impls, **(extra or {})}
+    functions, the op implementations it calls and ``extra`` (a backend's kernels); no builtins but an
+    ``__import__`` of modules already loaded (``_loaded_module``)."""
+    names: dict[str, Any] = {"__builtins__": {"__import__": _loaded_module}, "np": np, **FUNCTIONS, **code.impls,
+                             **(extra or {})}
     for name in code.numpy_calls:
         names["np_" + name] = getattr(np, name)
     return names

@@ -240,9 +240,12 @@ def test_an_index_out_of_range_at_a_later_iteration_keeps_the_loop_unrolled():
     loop_regions._NOTES.clear()
     with pytest.raises(IndexError):
         gl.explain(ahead)(x, np.zeros(12), 12)
-    (text,) = [note for notes_of in loop_regions._NOTES.values() for note in notes_of]
-    assert "the index 'i + 1' (axis 0 of f64[10]) at line" in text
-    assert "is 10 when i is 9, out of bounds, where eager NumPy raises IndexError" in text
+    # (notes of graphs from earlier tests may still be alive: the collector decides when they go)
+    notes = [note for notes_of in loop_regions._NOTES.values() for note in notes_of if "'i + 1'" in note]
+    assert notes
+    for text in notes:
+        assert "the index 'i + 1' (axis 0 of f64[10]) at line" in text
+        assert "is 10 when i is 9, out of bounds, where eager NumPy raises IndexError" in text
 
 
 @BREAKS_EVERY_ITERATION
