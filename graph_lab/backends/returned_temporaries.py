@@ -4,7 +4,7 @@ A *temporary* of a program (``c_programs``) is arithmetic computed into an array
 statements read it, the array is scratch the call makes; when code after the call reads it too (a result of the
 graph, a ``np.diff`` of the last time step), it is a new array the call returns, computed as NumPy would have,
 and the program takes it only where NumPy's elementwise groups could not do as well: a temporary that reads rolls
-(``roll_reads``: the partition's groups cannot), or reads what a statement of the call wrote (the value is then
+(``roll_reads``: the partition's groups cannot), or reads a window of what a statement of the call wrote (the value is then
 computed while the statement's output is in the cache, in the same call: a moving average's last division).
 """
 
@@ -39,5 +39,8 @@ def may_leave(node, found: dict) -> bool:
 
 
 def leaves_the_call(s, found: dict) -> bool:
-    """The temporary ``s`` is one whose array the call returns: it reads rolls, or a statement's result."""
-    return bool(reads_rolls(s.leaves)) or any(id(source.node) in found for source, _ in s.leaves.values())
+    """The temporary ``s`` is one whose array the call returns: it reads rolls, or a view of a statement's result
+    (a whole array an elementwise group reads as well: trmm_upper's final ``B * alpha`` measured 0.86-0.92x eager
+    as a program, 0.93-0.96x as NumPy's call)."""
+    return bool(reads_rolls(s.leaves)) or \
+        any(id(source.node) in found and leaf is not source for leaf, (source, _) in s.leaves.items())
