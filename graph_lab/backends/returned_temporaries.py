@@ -4,8 +4,9 @@ A *temporary* of a program (``c_programs``) is arithmetic computed into an array
 statements read it, the array is scratch the call makes; when code after the call reads it too (a result of the
 graph, a ``np.diff`` of the last time step), it is a new array the call returns, computed as NumPy would have,
 and the program takes it only where NumPy's elementwise groups could not do as well: a temporary that reads rolls
-(``roll_reads``: the partition's groups cannot), or reads a window of what a statement of the call wrote (the value is then
-computed while the statement's output is in the cache, in the same call: a moving average's last division).
+(``roll_reads``: the partition's groups cannot), or reads a window of what a statement of the call wrote (the
+value is then computed while the statement's output is in the cache, in the same call: a moving average's last
+division).
 """
 
 from __future__ import annotations

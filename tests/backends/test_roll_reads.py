@@ -140,3 +140,24 @@ def test_boxes_cover_the_nest_and_read_the_rolled_elements():
             assert a.flat[flat] == np.roll(a, (2, 5), (0, 1))[pos]
     assert (seen == 1).all()
     assert boxes(shape, [plain]) == [(shape, [plain])]
+
+
+@needs_compiler
+def test_long_time_loop_as_a_region_reads_rolls_in_its_body():
+    """compile() keeps a long loop as a ``fori_loop`` region; its body's program reads the rolls in place."""
+    import graph_lab as gl
+
+    def diffusion(u, steps):
+        for t in range(steps):
+            lap = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + \
+                np.roll(u, -1, axis=1) - 4 * u
+            u = u + 0.1 * lap
+        return u, np.diff(u, axis=1)
+
+    u = np.random.default_rng(3).random((100, 100))  # (large enough for any calibration to fuse)
+    cf = gl.compile(diffusion, backend="fused")
+    for steps in (120, 131):
+        for got, want in zip(cf(u.copy(), steps), diffusion(u.copy(), steps)):
+            np.testing.assert_array_equal(got, want, strict=True)
+    report = str(gl.explain(cf)(u.copy(), 120))
+    assert "fori_loop" in report and "rolls read in place" in report, report
