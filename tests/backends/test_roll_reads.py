@@ -7,6 +7,7 @@ its results (and the final contents of the arrays it writes) are compared with e
 import numpy as np
 import pytest
 
+import graph_lab as gl
 from graph_lab.backends.roll_reads import RolledLayout, boxes, roll_shifts
 
 from tests.support.backend_support import ALWAYS, needs_compiler
@@ -63,15 +64,15 @@ def test_roll_of_a_flattened_matrix_is_left_to_numpy():
     assert check_against_eager(f, np.ones((30, 40))) == 0
 
 
+def diffusion(u, steps):
+    for t in range(steps):
+        lap = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + np.roll(u, -1, axis=1) - 4 * u
+        u = u + 0.1 * lap
+    return u, np.diff(u, axis=0), np.diff(u, axis=1)
+
+
 @needs_compiler
 def test_periodic_diffusion_time_loop_is_one_program():
-    def diffusion(u, steps):
-        for t in range(steps):
-            lap = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + \
-                np.roll(u, -1, axis=1) - 4 * u
-            u = u + 0.1 * lap
-        return u, np.diff(u, axis=0)
-
     assert check_against_eager(diffusion, np.ones((60, 70)), 6) == 24
 
 
@@ -145,15 +146,6 @@ def test_boxes_cover_the_nest_and_read_the_rolled_elements():
 @needs_compiler
 def test_long_time_loop_as_a_region_reads_rolls_in_its_body():
     """compile() keeps a long loop as a ``fori_loop`` region; its body's program reads the rolls in place."""
-    import graph_lab as gl
-
-    def diffusion(u, steps):
-        for t in range(steps):
-            lap = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + \
-                np.roll(u, -1, axis=1) - 4 * u
-            u = u + 0.1 * lap
-        return u, np.diff(u, axis=1)
-
     u = np.random.default_rng(3).random((100, 100))  # (large enough for any calibration to fuse)
     cf = gl.compile(diffusion, backend="fused")
     for steps in (120, 131):
