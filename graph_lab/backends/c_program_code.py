@@ -34,6 +34,8 @@ from ..ir.graph import Graph
 from ..ops import Op
 from .c_kernels import C_OPS, C_TYPES, CKernel, c_number, check_c_source
 from .c_programs import Program, Statement
+from .roll_reads import boxes
+from .scan_statements import SCAN_OPS, scan_body, scan_loops
 from .stencil import STENCIL_OPS, _c_strides
 
 
@@ -62,11 +64,11 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
         if source in p.buffer_of:
             local.setdefault(p.buffer_of[source], len(local))
     scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
-    names, body = {}, []
+    names, reads, body = {}, [], []
     for j, (leaf, (source, layout)) in enumerate(s.leaves.items()):
         names[leaf] = f"a{j}"
         if source in p.buffer_of:
-            body.append(f"{ctype} a{j} = q{local[p.buffer_of[source]]}[{_index(*layout)}];")
+            reads.append((f"{ctype} a{j} = q{local[p.buffer_of[source]]}", layout))
         else:
             body.append(f"const {ctype} a{j} = c{scalars.index((source, s.dtype))}[0];")
     for k, n in enumerate(s.nodes):
@@ -75,7 +77,7 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
         operands = [c_number(s.literals[v], ctype) if v in s.literals else names[v] for v in n.inputs]
         names[n.output] = f"t{k}"
         body.append(f"{ctype} t{k} = ({ctype}){C_OPS[n.op](operands, ctype)};")
-    value = names[s.value]
+    value = names.get(s.value)  # (a scan's is its loop body's: scan_body)
     arrays = p.buffers + p.made
     params = [f"{'const ' if m else ''}{C_TYPES[arrays[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
     params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
@@ -83,12 +85,17 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
     if copied:
         size = math.prod(copied[0].type.shape)
         lines = [f"  for (int64_t j = 0; j < {size}; j++) q0[j] = q{local[p.buffer_of[copied[0]]]}[j];"]
+    target, written = ((0, _c_strides(s.shape)), "tmp") if s.scratch else (s.write, "q0")
+    for shape, (*at, write) in boxes(s.shape, [layout for _, layout in reads] + [target]):
+        # (one box, the whole nest, unless the statement reads rolls: roll_reads)
+        loads = [f"{text}[{_index(*layout)}];" for (text, _), layout in zip(reads, at)]
+        scan = s.node.op in SCAN_OPS
+        inner, result = scan_body(s.node, loads, ctype, write) if scan else (loads + body, value)
+        inner.append(f"{written}[{_index(*write)}] = {result};")
+        lines += scan_loops(s.node, shape, inner, "  ") if scan else _loops(shape, inner, "  ")
     if s.scratch:
         params.append(f"{ctype}* restrict tmp")
-        lines += _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
         lines += _loops(s.shape, [f"q0[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"], "  ")
-    else:
-        lines += _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "s_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
     definition = f"static __attribute__((noinline)) void {name}{signature} {{\n{text}\n}}"

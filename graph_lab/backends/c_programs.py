@@ -41,6 +41,9 @@ from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .cost import GroupCost
 from .reordering import SHAPE_ONLY, first_stale
+from .scan_statements import SCAN_OPS, scan_statements
+from .returned_temporaries import leaves_the_call, may_leave
+from .roll_reads import is_rolled, reads_rolls, rolled_read
 from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
 
 Layout = tuple[int, tuple[int, ...]]
@@ -91,7 +94,7 @@ class Statement:
         return math.prod(self.shape)
 
     def ops(self) -> int:
-        return sum(1 for n in self.nodes if n.op in STENCIL_OPS)
+        return sum(1 for n in self.nodes if n.op in STENCIL_OPS or n.op in SCAN_OPS)
 
 
 @dataclass(eq=False)
@@ -179,6 +182,9 @@ class Program:
         span = f"statement {first}" if first == last else f"statements {first}..{last}"
         updates = sum(s.base is not None for s in self.statements)
         temporaries = f", {len(self.statements) - updates} temporary arrays" if updates < len(self.statements) else ""
+        rolls = sum(reads_rolls(s.leaves) for s in self.statements)
+        temporaries += f", {rolls} rolls read in place" if rolls else ""
+        span = span if updates else "arithmetic on rolls"
         return f"one C function for {span} ({updates} slice updates{temporaries}, {self.elements} elements" + (
             f" over {self.trips} iterations)" if self.trips > 1 else ")")
 
@@ -208,13 +214,15 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
                     windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
     for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
-        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
-                id(node.output) not in returned and node.output.users and \
-                all(id(u) in claimed for u in node.output.users):
-            s = _statement(node, returned, position, True, windows)
-            if s is not None:
+        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim:
+            read_by_statements = id(node.output) not in returned and node.output.users and \
+                all(id(u) in claimed for u in node.output.users)
+            s = _statement(node, returned, position, True, windows) if read_by_statements or \
+                may_leave(node, found) else None
+            if s is not None and (read_by_statements or leaves_the_call(s, found)):  # (returned_temporaries)
                 found[id(node)] = s
                 claimed |= {id(n) for n in s.nodes} | {id(node)}
+    found.update(scan_statements(graph, found, claimed, _read_layout, Statement))
     return found
 
 
@@ -269,6 +277,13 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     read, views = {}, []
     for leaf in dict.fromkeys(leaves):
         writer = windows.get(leaf)
+        rolled = rolled_read(leaf, shape, dtype, _read_layout) if leaf.node.op == Op.ROLL and writer is None and \
+            leaf.node.inputs[0] not in windows and all(id(u) in inside for u in leaf.users) else None
+        if rolled is not None:  # (the roll is computed in the statement: read in place, with its wrap-around)
+            read[leaf] = rolled
+            nodes.append(leaf.node)
+            views += [v.node for v in leaf.node.inputs if v is not rolled[0]]
+            continue
         where = _read_layout(leaf, shape, dtype) if writer is None else \
             _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, dtype)
         if where is None:
@@ -331,10 +346,11 @@ def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
         return False  # (new memory: nothing reads it yet)
     written = buffer_of[s.base]
     target = _interval(*s.write, s.shape)
-    for source, (offset, strides) in s.leaves.values():
+    for source, layout in s.leaves.values():
+        offset, strides = layout[0], layout[1]
         if buffer_of.get(source) != written or target is None:
             continue
-        if (offset, strides) == s.write:
+        if (offset, strides) == s.write and not is_rolled(layout):
             continue  # element for element: each is read before it is written
         read = _interval(offset, strides, s.shape)
         if read is not None and read[0] <= target[1] and target[0] <= read[1]:
@@ -368,8 +384,9 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
         dropped.add(id(bad.node))
     programs = []
     for run in runs:
-        if all(s.base is None for s in run) or not any(s.ops() for s in run):
-            continue  # temporaries alone are the partition's elementwise groups; copies alone cost NumPy no more
+        if all(s.base is None and not reads_rolls(s.leaves) for s in run) or not any(s.ops() for s in run):
+            continue  # temporaries alone are the partition's elementwise groups (unless they read rolls, which
+            # groups do not); copies alone cost NumPy no more
         programs.append(_program(graph, run, len(programs), numbers))
         programs[-1].trips = trips
     return programs

@@ -55,7 +55,8 @@ def _bind_roll(a, shift, axis=None):
     else:
         shift = static_int(Op.ROLL, "shift", shift)
     if axis is not None:
-        axis = normalize_axes(Op.ROLL, axis, nd) if isinstance(axis, (tuple, list)) else \
+        # (an axis may repeat: NumPy adds up the shifts along it)
+        axis = tuple(normalize_axis(Op.ROLL, ax, nd) for ax in axis) if isinstance(axis, (tuple, list)) else \
             normalize_axis(Op.ROLL, axis, nd)
     if isinstance(shift, tuple) and (axis is None or isinstance(axis, int) or len(axis) != len(shift)):
         if not isinstance(axis, tuple) or len(axis) != len(shift):

@@ -20,10 +20,10 @@ from graph_lab.backends.inplace import in_place_updates, writes_in_place
 from graph_lab.errors import GraphExecutionError
 from graph_lab.frontends.dynamo import loop_regions
 from graph_lab.frontends.dynamo.mutation import donated_inputs, write_back
-from graph_lab.frontends.dynamo.runtime import CompiledFunction
 from graph_lab.frontends.dynamo.sources import FrameInputs
 
 from tests.support.backend_support import ALWAYS, MODEL, needs_compiler
+from tests.support.captured_runs import capture_segment, compiled_segment, run_both
 
 pytestmark = needs_compiler
 
@@ -32,28 +32,14 @@ def _programs(cg) -> list:
     return [st for st in cg.stencils if hasattr(st, "statements")]
 
 
-def _capture(fn, args):
-    capture = CompiledFunction(fn, backend="codegen")
-    with np.errstate(all="ignore"):  # (random programs divide by zero)
-        capture(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    (event,) = capture.last_events
-    return event.segment
-
-
 def run_as_program(fn, *args) -> list:
     """``fn(*args)`` captured and compiled with every C program the backend can make, run on copies of the
     arguments with compile()'s write-backs, against eager NumPy; returns the programs."""
-    seg = _capture(fn, args)
-    cg = compile_captured(seg.graph, backend="fused", options=ALWAYS, donated=donated_inputs(seg))
+    seg, cg = compiled_segment(fn, args, ALWAYS)
     for seed in (0, 1):
         rng = np.random.default_rng(seed)
         data = [rng.random(a.shape).astype(a.dtype) if isinstance(a, np.ndarray) else a for a in args]
-        mine = [d.copy() if isinstance(d, np.ndarray) else d for d in data]
-        eager = [d.copy() if isinstance(d, np.ndarray) else d for d in data]
-        frame = FrameInputs(dict(zip(fn.__code__.co_varnames, mine)), [], fn.__globals__, ())
-        outs = cg.run({name: s.fetch(frame) for name, s in zip(cg.input_names, seg.input_sources)})
-        write_back(seg.writebacks, frame, outs)
-        fn(*eager)
+        _, mine, _, eager = run_both(fn, seg, cg, data)
         for m, e in zip(mine, eager):
             if isinstance(e, np.ndarray):
                 np.testing.assert_array_equal(m, e, strict=True)
@@ -143,7 +129,7 @@ def test_random_statement_programs_against_numpy(seed):
     with np.errstate(all="ignore"):
         programs = run_as_program(f, *args)
     # every update written in place (a self-assignment may be gone) is computed by a C program
-    seg = _capture(f, args)
+    seg = capture_segment(f, args)
     graph = compile_captured(seg.graph, backend="codegen", donated=donated_inputs(seg)).graph
     updates = in_place_updates(graph, donated_inputs(seg))
     in_place = sum(s.base is not None and not s.made for p in programs for s in p.statements)
@@ -250,7 +236,7 @@ def test_a_caller_array_that_is_not_c_ordered_is_written_back():
         B[1:-1] = A[:-2] + A[2:]
         A[1:-1] = B[1:-1] * 0.5
 
-    seg = _capture(f, [np.zeros((12,)), np.zeros((12,))])
+    seg = capture_segment(f, [np.zeros((12,)), np.zeros((12,))])
     cg = compile_captured(seg.graph, backend="fused", options=ALWAYS, donated=donated_inputs(seg))
     assert _programs(cg)
     big = np.random.default_rng(0).random((2, 24))
@@ -279,7 +265,7 @@ def test_compile_graph_of_arrays_the_graph_makes():
             A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
         return A, B
 
-    seg = _capture(f, [np.zeros(50), np.zeros(50)])
+    seg = capture_segment(f, [np.zeros(50), np.zeros(50)])
     cg = compile_graph(seg.graph, backend="fused", options=ALWAYS)
     (p,) = _programs(cg)
     assert sum(s.base is not None for s in p.statements) == 8  # (and the products as temporary arrays)
@@ -295,7 +281,7 @@ def test_updates_not_in_place_copy_and_leave_the_inputs_alone():
         A[1:-1] = B[-2:0:-1] * 0.5
         return A, B
 
-    seg = _capture(f, [np.zeros(30), np.zeros(30)])
+    seg = capture_segment(f, [np.zeros(30), np.zeros(30)])
     cg = compile_graph(seg.graph, backend="fused", options=ALWAYS)
     (p,) = _programs(cg)
     assert [s.made for s in p.statements] == [True, True]
@@ -385,7 +371,7 @@ def test_an_accumulating_update_is_left_to_numpy():
 
 
 def test_the_call_refuses_arrays_of_other_shapes():
-    seg = _capture(reads_neighbours, [np.zeros(30)])
+    seg = capture_segment(reads_neighbours, [np.zeros(30)])
     cg = compile_captured(seg.graph, backend="fused", options=ALWAYS, donated=donated_inputs(seg))
     (p,) = _programs(cg)
     call = program_call(p.function, p, cg.graph)
@@ -400,7 +386,7 @@ def test_the_cost_model_judges_the_whole_run():
             B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
             A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
 
-    seg = _capture(small_steps, [np.zeros(200), np.zeros(200)])
+    seg = capture_segment(small_steps, [np.zeros(200), np.zeros(200)])
     cg = compile_captured(seg.graph, backend="fused", options=MODEL, donated=donated_inputs(seg))
     (p,) = _programs(cg)  # 20 statements of 198 elements: each under MIN_ELEMENTS, together over it
     assert p.elements == 20 * 198 and p.decision.fuse
