@@ -34,6 +34,7 @@ import numpy as np
 from ..ir.graph import Node, Value
 from ..ir.types import TensorType
 from ..ops import Op
+from .kernel_powers import fast_power
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.bool_): "unsigned char"}
 """The dtypes a kernel computes in, and their C types (a NumPy bool is one byte holding 0 or 1)."""
@@ -291,7 +292,8 @@ def element_code(spec: KernelSpec, may_alias: bool = False) -> ElementCode:
         if node.op == Op.CAST and ctype == "unsigned char":
             expression = f"({names[node.inputs[0]]} != 0)"  # astype(bool): nonzero (NaN too) is True
         else:
-            expression = C_OPS[node.op](operands, operand_type)
+            # (``x ** 2`` is NumPy's square of x, and so on: kernel_powers)
+            expression = C_OPS[fast_power(node, spec.literals) or node.op](operands, operand_type)
         used_math.update(f for f in VECTOR_MATH if f"{c_function(f, operand_type)}(" in expression)
         body.append(f"{ctype} t{n} = ({ctype}){expression};")
         names[node.output] = f"t{n}"
