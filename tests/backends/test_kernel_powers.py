@@ -1,5 +1,6 @@
-"""``x ** 2``, ``x ** -1`` and ``x ** 0.5`` in fused kernels: NumPy's bits (it runs square, reciprocal and sqrt for
-them), with no libm ``pow`` call; every other exponent and ``np.power`` keep ``pow``."""
+"""Powers with a constant exponent in fused kernels: ``x ** 2``, ``x ** -1`` and ``x ** 0.5`` give NumPy's bits (it
+runs square, reciprocal and sqrt for them); ``x ** -1.5`` from a square root within ``POWER_ULP`` of NumPy's
+``power``, special values exactly; no libm ``pow`` call for them, which every other exponent keeps."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from tests.support.backend_support import ALWAYS, assert_bits, needs_compiler
 from graph_lab import compile_graph, run, trace
 from graph_lab.backends.kernel_powers import ARRAY_FAST_POWERS
+from graph_lab.backends.tolerance import POWER_ULP
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 1e300, 1e-300, 2.0 ** 600]
 
@@ -58,8 +60,42 @@ def test_a_kernel_computes_them_as_numpy_does_bit_for_bit(dtype, exponent):
 
 @needs_compiler
 @pytest.mark.parametrize("spelling", [lambda x: x ** 2.0, lambda x: np.power(x, 2), lambda x: x ** 3,
-                                      lambda x: x ** -1.5])
+                                      lambda x: x ** 1.5, lambda x: x ** -0.5])
 def test_other_exponents_and_np_power_keep_pow(spelling):
     g = trace(lambda x: spelling(x * 1.0), {"x": ((64, 32), "float64")})
     source = compile_graph(g, "fused", options=ALWAYS).kernel_source
     assert "pow(" in source
+
+
+def ulps_apart(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """How many floats of the dtype lie between each pair (NaN pairs left out)."""
+    ints = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
+    ok = ~np.isnan(want)
+    a, e = (np.ascontiguousarray(v[ok]).view(ints).astype(np.int64) for v in (got, want))
+    low = np.iinfo(ints).min
+    a, e = np.where(a < 0, low - a, a), np.where(e < 0, low - e, e)  # ordered as the floats are
+    return np.abs(a - e)
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spelling", ["operator", "np.power"])
+def test_minus_one_and_a_half_from_a_square_root_within_the_documented_ulps(dtype, spelling):
+    rng = np.random.default_rng(8)
+    n = 1 << 18
+    span = {"float32": 200, "float64": 1700}[dtype]
+    with np.errstate(all="ignore"):
+        x = np.concatenate([rng.uniform(0, 10, n), np.abs(rng.standard_normal(n)) * 100,
+                            np.exp(rng.uniform(-80, 80, n)), np.exp(rng.uniform(-span, span, n)), SPECIAL,
+                            [-np.inf, 5e-324, 1.7e308, 1e-45, 3.4e38]])
+        x = x.astype(dtype)
+    fn = (lambda x: (x * 1.0) ** -1.5) if spelling == "operator" else (lambda x: np.power(x * 1.0, -1.5))
+    g = trace(fn, {"x": (x.shape, dtype)})
+    compiled = compile_graph(g, "fused", options=ALWAYS)
+    assert "gl_pow_m1_5" in compiled.kernel_source and "pow(" not in compiled.kernel_source
+    with np.errstate(all="ignore"):
+        got, want = compiled(x)[0], fn(x)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    special = ~np.isfinite(want) | (want == 0)
+    assert_bits([got[special]], [want[special]], "infinities and zeros")  # -0.0 ** -1.5 is +inf, inf ** -1.5 +0.0
+    assert ulps_apart(got, want).max() <= POWER_ULP[dtype][-1.5]
