@@ -38,6 +38,7 @@ from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
 from .compiled import CodegenGraph
 from .inplace import in_place_updates, writes_in_place
+from .broadcast_tiles import broadcast_tiles
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
 from .kernel_order import regroup
@@ -306,6 +307,7 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
+    broadcast_tiles(graph)  # (np.tile(x, (n, 1)) and its transpose read as x broadcast: a row and a column)
     stencils = _decided_loop_nests(graph, options, donated)
     # (without C programs, elementwise nodes may run before a matmul that does not need them: kernel_order)
     part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()}) if stencils \

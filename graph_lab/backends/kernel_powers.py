@@ -1,5 +1,5 @@
 """Powers with a constant exponent in fused kernels: ``x ** 2``, ``x ** -1`` and ``x ** 0.5`` as NumPy's ``**``
-computes them, and ``x ** -1.5`` from a square root.
+computes them, ``x ** -1.5`` from a square root and ``x ** 3`` by multiplying.
 
 NumPy's ``ndarray.__pow__`` does not call ``np.power`` for every exponent: for a float (or complex) array and an
 exponent that is exactly the Python int ``2`` or ``-1`` or the Python float ``0.5``, it calls ``np.square``,
@@ -21,6 +21,10 @@ overflows nor loses bits in the subnormal range where ``x ** -1.5`` does not, an
 (2^84 and 2^-83 in float32) is first scaled by an even power of two, exactly, and the result by the same power to
 the -1.5th; NaN, infinities (``-inf ** -1.5`` is ``+0.0``, C's ``pow``), zeros (``-0.0 ** -1.5`` is ``+inf``) and
 negative numbers (NaN) come out as NumPy's.
+
+``x ** 3`` (a Lennard-Jones force's ``(1 / r2) ** 3``), ``np.power`` for NumPy whatever the spelling, is
+``(x * x) * x`` in a kernel: two roundings, within ``POWER_ULP`` of NumPy's ``power``; ``x * x`` overflows or
+underflows only where the cube does too, and signs, zeros, infinities and NaN are the cube's.
 """
 
 from __future__ import annotations
@@ -45,8 +49,10 @@ def fast_power(node: Node, literals: dict[Value, object]) -> Op | None:
     return ARRAY_FAST_POWERS.get((type(value), value))
 
 
-SQRT_POWERS = {-1.5: "gl_pow_m1_5"}
-"""Exponents a kernel computes from a square root (see the module's docstring), by the C helper's name."""
+ARITHMETIC_POWERS = {-1.5: "gl_pow_m1_5", 3: "cube"}
+"""Exponents that ``np.power`` computes as a transcendental function and a kernel with arithmetic, within
+``tolerance.POWER_ULP``: ``x ** -1.5`` by the C helper ``gl_pow_m1_5`` (see the module's docstring), ``x ** 3`` as
+``(x * x) * x``."""
 
 _SCALING = {"double": ("0x1p+680", "0x1p-680", "0x1p-600", "0x1p+600", "0x1p-900", "0x1p+900"),
             "float": ("0x1p+84f", "0x1p-83f", "0x1p-60f", "0x1p+60f", "0x1p-90f", "0x1p+90f")}
@@ -54,20 +60,21 @@ _SCALING = {"double": ("0x1p+680", "0x1p-680", "0x1p-600", "0x1p+600", "0x1p-900
 UP ** 1.5."""
 
 
-def sqrt_power(node: Node, literals: dict[Value, object]) -> str | None:
-    """The C helper computing this ``pow`` node (``x ** -1.5`` or ``np.power(x, -1.5)``), or None."""
+def arithmetic_power(node: Node, literals: dict[Value, object]) -> str | None:
+    """How a kernel computes this ``pow`` node (``x ** -1.5``, ``np.power(x, 3)``...) without ``pow``: an entry of
+    ``ARITHMETIC_POWERS``, or None."""
     if node.op != Op.POW:
         return None
     base, exponent = node.inputs
     if exponent not in literals or base in literals or base.type.dtype.kind != "f" or base.type.ndim == 0:
         return None
     value = literals[exponent]
-    return SQRT_POWERS.get(value) if type(value) is float else None
+    return ARITHMETIC_POWERS.get(value) if type(value) in (int, float) else None
 
 
 def without_pow(node: Node, literals: dict[Value, object]) -> bool:
     """Whether a kernel computes this ``pow`` node with arithmetic and square roots, not libm's ``pow``."""
-    return fast_power(node, literals) is not None or sqrt_power(node, literals) is not None
+    return fast_power(node, literals) is not None or arithmetic_power(node, literals) is not None
 
 
 def power_expression(node: Node, operands: list[str], ctype: str, literals: dict[Value, object]) -> str | None:
@@ -76,8 +83,10 @@ def power_expression(node: Node, operands: list[str], ctype: str, literals: dict
     fast = fast_power(node, literals)
     if fast is not None:
         return C_OPS[fast](operands, ctype)
-    helper = sqrt_power(node, literals)
-    return f"{helper}{'f' if ctype == 'float' else ''}({operands[0]})" if helper else None
+    how, x = arithmetic_power(node, literals), operands[0]
+    if how == "cube":
+        return f"(({x} * {x}) * {x})"
+    return f"{how}{'f' if ctype == 'float' else ''}({x})" if how else None
 
 
 def helper_definitions(text: str) -> tuple[str, ...]:
