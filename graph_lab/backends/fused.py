@@ -36,9 +36,9 @@ from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
+from .broadcast_tiles import broadcast_tiles
 from .compiled import CodegenGraph
 from .inplace import in_place_updates, writes_in_place
-from .broadcast_tiles import broadcast_tiles
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
 from .kernel_order import regroup
