@@ -34,6 +34,7 @@ import numpy as np
 from ..ir.graph import Node, Value
 from ..ir.types import TensorType
 from ..ops import Op
+from .kernel_powers import helper_definitions, power_expression, without_pow
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.bool_): "unsigned char"}
 """The dtypes a kernel computes in, and their C types (a NumPy bool is one byte holding 0 or 1)."""
@@ -291,7 +292,9 @@ def element_code(spec: KernelSpec, may_alias: bool = False) -> ElementCode:
         if node.op == Op.CAST and ctype == "unsigned char":
             expression = f"({names[node.inputs[0]]} != 0)"  # astype(bool): nonzero (NaN too) is True
         else:
-            expression = C_OPS[node.op](operands, operand_type)
+            # (``x ** 2`` is NumPy's square of x, ``x ** -1.5`` is computed from a square root: kernel_powers)
+            expression = (power_expression(node, operands, operand_type, spec.literals)
+                          or C_OPS[node.op](operands, operand_type))
         used_math.update(f for f in VECTOR_MATH if f"{c_function(f, operand_type)}(" in expression)
         body.append(f"{ctype} t{n} = ({ctype}){expression};")
         names[node.output] = f"t{n}"
@@ -446,7 +449,7 @@ def library_source(kernels) -> str:
 def math_declarations(used_math: set[str], text: str, vector_math: bool) -> tuple[str, ...]:
     """The prototypes of the libm functions ``text`` calls, in each C type it calls them in."""
     return tuple(declaration(f, t, vector_math) for f in sorted(used_math) for t in ("float", "double")
-                 if f"{c_function(f, t)}(" in text)
+                 if f"{c_function(f, t)}(" in text) + helper_definitions(text)
 
 
 def declaration(function: str, ctype: str, vector_math: bool) -> str:

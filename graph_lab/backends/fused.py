@@ -36,10 +36,12 @@ from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph
 from ..ir.source import user_stacklevel
 from . import codegen, cost, python_source
+from .broadcast_tiles import broadcast_tiles
 from .compiled import CodegenGraph
 from .inplace import in_place_updates, writes_in_place
 from .c_loops import trips
 from .c_programs import find_programs, updated_elements
+from .kernel_order import regroup
 from .kernel_pointers import address
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
@@ -124,7 +126,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             flags = a.flags
-            keep.append(a if flags.c_contiguous and flags.aligned else np.require(a, requirements='CA'))
+            keep.append(a if flags.c_contiguous and flags.aligned else a.copy())  # (C order; np.require costs 5x)
         # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
         # outputs, a tuple of such buffers or None, each None allocated here)
         if out is None or type(out) is not tuple:
@@ -305,8 +307,11 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             # arrays. (The largest result in bytes, asked by the buffer planner, is known as well then.)
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
+    broadcast_tiles(graph)  # (np.tile(x, (n, 1)) and its transpose read as x broadcast: a row and a column)
     stencils = _decided_loop_nests(graph, options, donated)
-    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()})
+    # (without C programs, elementwise nodes may run before a matmul that does not need them: kernel_order)
+    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()}) if stencils \
+        else regroup(graph, partition)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if stencils and not candidates:
         try:

@@ -130,7 +130,7 @@ class Group:
             if node.op in SPREADS:  # a sum, a subtract and a square (each reading and writing), another sum
                 moved = 6 * nbytes(node.inputs[0])
             numpy_bytes += moved if k == 1 or node.op in SPREADS else k * 2 * nbytes(node.output)
-            function = LIBM_FUNCTION.get(node.op)
+            function = None if c_kernels.without_pow(node, self.literals) else LIBM_FUNCTION.get(node.op)
             libm += [function] if function else []
             arithmetic += k - (function is not None)
         outputs = self.outputs(graph)

@@ -24,10 +24,10 @@ docs/passes_backends.md):
 ``FUNCTION_ULP``: the largest difference, in units in the last place, between a kernel's libmvec function and
 NumPy's, measured on this course's machine (glibc 2.36 libmvec, NumPy 2.4.6; 3 x 2^20 values: uniform in
 [-10, 10], normal x 100, and +-e^u with u uniform in [-80, 80]); ``tests/backends/test_fused.py`` measures it again and
-fails if a function does worse. Everything else a kernel computes (+ - * /, sqrt, comparisons, min/max, where,
-floor, casts) is bit for bit NumPy's, and so are the sums, means, variances and standard deviations that end a
-group and the ``layer_norm``
-row kernel (they follow NumPy's pairwise summation tree).
+fails if a function does worse; ``POWER_ULP``, the same for the powers a kernel computes from a square root
+(``x ** -1.5``) or by multiplying (``x ** 3``). Everything else a kernel computes (+ - * /, sqrt, comparisons,
+min/max, where, floor, casts) is bit for bit NumPy's, and so are the sums, means, variances and standard
+deviations that end a group and the ``layer_norm`` row kernel (they follow NumPy's pairwise summation tree).
 
 The ``softmax`` and ``log_softmax`` row kernels (``c_row_kernels``) call libmvec's ``exp`` on ``x - max(row)``, which is
 NumPy's bit for bit, sum in NumPy's order, then divide (or subtract libm's ``log`` of the sum). Their results
@@ -92,6 +92,12 @@ FUNCTION_ULP = {
     "float32": {"exp": 4, "log": 6, "log1p": 1, "expm1": 3, "tanh": 1, "sin": 2, "cos": 2, "pow": 1, "sigmoid": 4},
     "float64": {"exp": 3, "log": 2, "log1p": 2, "expm1": 3, "tanh": 2, "sin": 3, "cos": 3, "pow": 1, "sigmoid": 4},
 }
+
+POWER_ULP = {"float32": {-1.5: 2, 3: 2}, "float64": {-1.5: 3, 3: 1}}
+"""``x ** -1.5`` and ``x ** 3`` in a kernel, from a square root and by multiplying (``kernel_powers``): the
+largest difference in ulps from NumPy's ``power``, measured on 6 x 2^20 values (uniform in [0, 10], |normal| x
+100, e^u with u uniform in [-80, 80] and over the dtype's whole range, the last two with negative copies for the
+cube) and the special values, NumPy 2.4.6 and 2.5.5; ``tests/backends/test_kernel_powers.py`` measures it again."""
 
 GRAPH_ULP = {"fused": 16, "fast_math": 64, "inference": 1024}
 """Whole graphs: ulps of ``max(|expected|, 1)`` (the ``inference`` pipeline folds batch norm into convolution
