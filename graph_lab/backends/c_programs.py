@@ -41,7 +41,8 @@ from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .cost import GroupCost
 from .reordering import SHAPE_ONLY, first_stale
-from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
+from .c_statement_ops import computes, leaf_dtype, leaves_ok, statement_dtype_ok
+from .stencil import _c_strides, _layout
 
 Layout = tuple[int, tuple[int, ...]]
 """(offset, strides) in elements of a buffer, one stride per loop axis."""
@@ -91,7 +92,7 @@ class Statement:
         return math.prod(self.shape)
 
     def ops(self) -> int:
-        return sum(1 for n in self.nodes if n.op in STENCIL_OPS)
+        return len(self.nodes)  # (every node computes: arithmetic, or any other ``c_statement_ops.computes``)
 
 
 @dataclass(eq=False)
@@ -208,7 +209,8 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
                     windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
     for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
-        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
+        if len(node.outputs) == 1 and computes(node.output, node.output.type.shape, node.output.type.dtype) and \
+                id(node) not in claimed and node.output.type.ndim and \
                 id(node.output) not in returned and node.output.users and \
                 all(id(u) in claimed for u in node.output.users):
             s = _statement(node, returned, position, True, windows)
@@ -235,13 +237,12 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
         base, value, update, shape = node.output, node.output, None, node.output.type.shape
         write = (0, _c_strides(shape))
     dtype = base.type.dtype
-    if dtype not in FLOATS or value.type.dtype != dtype or value.type.weak is not None:
+    if not statement_dtype_ok(dtype) or value.type.dtype != dtype or value.type.weak is not None:
         return None
     if value.type.shape not in (shape, ()):
         return None
     nodes, leaves, literals = [], [], {}
-    arithmetic = (lambda v: v.node.op in STENCIL_OPS and id(v) not in returned and v.type.shape in (shape, ())
-                  and v.type.dtype == dtype and v.type.weak is None)
+    arithmetic = (lambda v: id(v) not in returned and computes(v, shape, dtype))
     if update is None:
         pending, inside = [node], {id(node)}
     elif arithmetic(value) and (len(value.users) == 1 or _read_in_window(value, update, shape, apart)):
@@ -269,13 +270,16 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     read, views = {}, []
     for leaf in dict.fromkeys(leaves):
         writer = windows.get(leaf)
-        where = _read_layout(leaf, shape, dtype) if writer is None else \
-            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, dtype)
+        read_as = leaf_dtype(leaf, dtype)
+        where = _read_layout(leaf, shape, read_as) if writer is None else \
+            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, read_as)
         if where is None:
             return None
         read[leaf] = where
         if where[0] is not leaf and writer is None:
             views.append(leaf.node)
+    if not leaves_ok(nodes, read, dtype):
+        return None
     nodes.sort(key=lambda n: position[id(n)])
     return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
 
@@ -307,7 +311,8 @@ def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: s
     """The update may compute ``value`` (read by other ops too): they are arithmetic or updates that can read it
     from the window written (checked per run: ``_unread_windows``)."""
     return value not in apart and value.type.shape == shape and \
-        all(u is update or u.op in STENCIL_OPS or u.op == Op.INDEX_UPDATE for u in value.users)
+        all(u is update or u.op == Op.INDEX_UPDATE or computes(u.output, shape, update.output.type.dtype)
+            for u in value.users)
 
 
 def _is_buffer(v: Value) -> bool:
@@ -456,8 +461,8 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
             if v in buffer_of:
                 continue
             if v.type.ndim == 0:
-                if (v, s.dtype) not in scalars:
-                    scalars.append((v, s.dtype))
+                if (v, leaf_dtype(v, s.dtype)) not in scalars:
+                    scalars.append((v, leaf_dtype(v, s.dtype)))
             else:
                 buffer_of[v] = len(buffers)
                 buffers.append(v)

@@ -24,6 +24,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
 from . import c_kernels
 from .cost import ROW_OP_COSTS, Decision, GroupCost
+from .c_integers import INTEGER_ONLY, INTEGER_OPS, why_not_integer
 from .c_row_kernels import ROW_OPS
 from .kernel_scalars import is_literal, why_not_weak
 
@@ -208,7 +209,7 @@ def why_not(node: Node) -> str | None:
     definition = opdef(node.op)
     if node.op in ROW_OPS:
         return why_not_row(node)
-    if node.op not in c_kernels.C_OPS:
+    if node.op not in c_kernels.C_OPS and node.op not in INTEGER_OPS:
         return f"no kernel expression for {node.op} ({c_kernels.NOT_FUSED.get(node.op, definition.family)})"
     if node.op == Op.ROUND and node.attrs["decimals"] != 0:
         return "round to decimals other than 0 (NumPy scales, rounds and scales back: not written as a kernel)"
@@ -221,8 +222,14 @@ def why_not(node: Node) -> str | None:
         return f"compares in {c_kernels.compute_dtype(node)} (kernels compute in float32, float64, bool)"
     if node.op in c_kernels.CLASSIFY and c_kernels.compute_dtype(node).kind != "f":
         return f"{node.op} of {c_kernels.compute_dtype(node)} (kernels classify float32 and float64)"
-    if node.op in FLOAT_ONLY and out.dtype.kind != "f":
-        return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
+    compute = c_kernels.compute_dtype(node)
+    if compute.kind in "iu" or out.dtype.kind in "iu" or node.op in INTEGER_ONLY or \
+            any(v.type.dtype.kind in "iu" for v in node.inputs):
+        why = why_not_integer(node, compute, [v.node.attrs["value"] for v in node.inputs if is_literal(v)])
+        if why is not None:
+            return why
+    elif node.op in FLOAT_ONLY and out.dtype.kind != "f":
+        return f"{node.op} on {out.dtype} (kernels do arithmetic on floats and integers only)"
     for v in node.inputs:
         if v.type.weak is not None:
             if why_not_weak(v) is not None:
