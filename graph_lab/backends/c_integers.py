@@ -133,7 +133,8 @@ INTEGER_ONLY = frozenset({Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.INVE
 
 def why_not_integer(node: Node, compute: np.dtype, literals: list) -> str | None:
     """Why ``node`` cannot be computed by a kernel, for a node that computes in an integer dtype ``compute``, makes
-    one, or reads one; None when it can. ``literals``: the Python numbers it reads, written into the source."""
+    one, or reads one; None when it can (and for any other node). ``literals``: the Python numbers it reads,
+    written into the source."""
     out = node.output.type.dtype
     if node.op == Op.CAST:
         source = node.inputs[0].type.dtype
