@@ -306,7 +306,8 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             return FusedGraph(graph, pipeline, reports, None, {}, options, straight_static=straight_static,
                               largest_bytes=nbytes, donated=donated)
     stencils = _decided_loop_nests(graph, options, donated)
-    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()})
+    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()},
+                     {id(n): st.call_node for st in stencils for n in st.taken()})
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if stencils and not candidates:
         try:

@@ -297,10 +297,11 @@ class Partition:
         return "\n".join(lines)
 
 
-def partition(graph: Graph, taken: dict[int, str] | None = None) -> Partition:
-    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the
-    kernel that computes it already (a stencil kernel: ``stencil.py``)."""
+def partition(graph: Graph, taken: dict[int, str] | None = None, runs_at: dict[int, Node] | None = None) -> Partition:
+    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the C
+    program computing it already; ``runs_at``: id(node) -> the node where that program's call runs."""
     position = {id(n): i for i, n in enumerate(graph.nodes)}
+    position.update({k: position[id(n)] for k, n in (runs_at or {}).items()})
     groups: list[Group] = []
     group_of: dict[int, Group] = {}
     reasons: dict[int, str] = {}

@@ -10,6 +10,7 @@ from graph_lab.frontends.dynamo.mutation import donated_inputs, write_back
 from graph_lab.frontends.dynamo.runtime import CompiledFunction
 from graph_lab.frontends.dynamo.sources import FrameInputs
 
+from benchmarks.corpus.numpy_api import xorshift_uniform as xorshift
 from tests.support.backend_support import ALWAYS, needs_compiler
 
 pytestmark = needs_compiler
@@ -129,3 +130,19 @@ def test_what_a_statement_cannot_compute_stays_numpys_and_is_right():
     assert "floor_divide" not in computed and not any(
         n.op.value == "cast" and n.inputs[0].type.dtype.kind == "f" for p in programs for s in p.statements
         for n in s.nodes)
+
+
+def test_a_generator_state_chain_is_one_kernel_before_the_program_reading_it():
+    """xorshift64 as the corpus writes it (``xorshift_uniform``): the state's chain (uint64 shifts and xors, advanced in place) is one
+    kernel, although the program writing the rows reads its values between the rounds (the program's call runs
+    after the kernel's)."""
+    def make(seed):
+        return np.random.default_rng(seed).integers(1, 2 ** 64 - 1, 300, dtype=np.uint64, endpoint=True), 5
+
+    capture = CompiledFunction(xorshift, backend="codegen")
+    capture(*make(0))
+    seg = capture.last_events[0].segment
+    cg = compile_captured(seg.graph, backend="fused", options=ALWAYS, donated=donated_inputs(seg))
+    assert len(cg.kernels) == 1 and len(cg.kernels[0].nodes) == 30, cg.partition.text()
+    (p,) = run_programs(xorshift, make)
+    assert len(p.statements) == 5
