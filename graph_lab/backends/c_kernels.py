@@ -179,7 +179,7 @@ NOT_FUSED = {
     Op.LOGADDEXP: "NumPy's formula calls log1p and exp (" + _BY_CPU + ")",
     Op.FLOORDIV: _DIVMOD,
     Op.MOD: _DIVMOD,
-    Op.CONJ: "complex values (kernels compute in float32, float64 and bool)",
+    Op.CONJ: "complex values (kernels compute in float32, float64, bool and the integers)",
     Op.ANGLE: "complex values, and arctan2 for real ones (see arctan2)",
 }
 """The elementwise ops of the op table without a kernel expression, and why: a kernel must give NumPy's bits

@@ -15,7 +15,7 @@ statement sees what an earlier one wrote, as the eager code does. The cost model
 A statement is an ``index_update`` that ``inplace.py`` writes into its base's memory, with a static key, whose
 value is computed by ``+ - * /`` (C's arithmetic is NumPy's bit for bit, in the same order, ``-ffp-contract=off``)
 from static views of buffers, whole buffers, 0-d values and Python numbers, all of the base's float dtype (or
-weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
+weak Python scalars), or by any node a fused kernel computes (``c_statement_ops``: masks, integers). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
 reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies. An
 update not written in place computes into a copy of its base, and a *temporary* (arithmetic only statements
 read) into an array of its own; the call makes those arrays and returns them. A value an update writes into a
