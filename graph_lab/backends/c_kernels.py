@@ -34,10 +34,13 @@ import numpy as np
 from ..ir.graph import Node, Value
 from ..ir.types import TensorType
 from ..ops import Op
+from .c_integers import INTEGER_C_TYPES, INTEGER_OPS, integer_literal, is_integer_ctype
 from .kernel_powers import helper_definitions, power_expression, without_pow
 
-C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.bool_): "unsigned char"}
-"""The dtypes a kernel computes in, and their C types (a NumPy bool is one byte holding 0 or 1)."""
+C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.bool_): "unsigned char",
+           **INTEGER_C_TYPES}
+"""The dtypes a kernel computes in, and their C types (a NumPy bool is one byte holding 0 or 1; the integers'
+semantics are in ``c_integers``)."""
 
 # libm functions with vector versions in glibc's libmvec, by the C name of the double version. A kernel declares
 # the ones it calls with `#pragma omp declare simd`, so that GCC calls e.g. _ZGVdN8v_tanhf on 8 floats at once.
@@ -54,6 +57,8 @@ def c_number(value: float | int | bool, ctype: str) -> str:
     nearest value of the array's dtype). Infinities are GCC's builtins; NaN has no literal (see ``literal_ok``)."""
     if ctype == "unsigned char":
         return "1" if value else "0"
+    if is_integer_ctype(ctype):
+        return integer_literal(value, ctype)
     x = float(value)
     if math.isinf(x):
         infinity = "__builtin_inff()" if ctype == "float" else "__builtin_inf()"
@@ -97,6 +102,13 @@ def _call(name):
 
 def _builtin(name):
     return lambda a, t: f"__builtin_{c_function(name, t)}({a[0]})"
+
+
+def op_expression(op: Op, operands: list, ctype: str) -> str:
+    """The C expression of ``op`` computing in ``ctype`` on operands already converted to it."""
+    if is_integer_ctype(ctype) and op in INTEGER_OPS:
+        return INTEGER_OPS[op](operands, ctype)
+    return C_OPS[op](operands, ctype)
 
 
 def _one(t):
@@ -159,17 +171,16 @@ C_OPS = {
 
 _BY_CPU = ("NumPy computes it with its own SIMD code (SVML where the CPU has AVX-512) or with libm, by CPU: no C "
            "function gives its bits on every machine")
-_INTEGERS = ("on integers, which kernels do not compute in (float32, float64 and bool); on bools ``& | ^ ~`` are "
-             "recorded as the logical ops, which kernels compute")
+_DIVMOD = ("not yet written for floats (NumPy's divmod steps); on integers NumPy warns on a division by zero, "
+           "which a kernel cannot")
 NOT_FUSED = {
     **dict.fromkeys([Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.SINH, Op.COSH, Op.LOG2, Op.LOG10, Op.EXP2, Op.ARCTAN2],
                     _BY_CPU),
     Op.HYPOT: "libm's hypot or NumPy's own loop, by CPU: their bits are not promised to agree",
     Op.LOGADDEXP: "NumPy's formula calls log1p and exp (" + _BY_CPU + ")",
-    **dict.fromkeys([Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.INVERT, Op.LEFT_SHIFT, Op.RIGHT_SHIFT],
-                    _INTEGERS), Op.FLOORDIV: "not yet written (NumPy's divmod steps)",
-    Op.MOD: "not yet written (NumPy's divmod steps)",
-    Op.CONJ: "complex values (kernels compute in float32, float64 and bool)",
+    Op.FLOORDIV: _DIVMOD,
+    Op.MOD: _DIVMOD,
+    Op.CONJ: "complex values (kernels compute in float32, float64, bool and the integers)",
     Op.ANGLE: "complex values, and arctan2 for real ones (see arctan2)",
 }
 """The elementwise ops of the op table without a kernel expression, and why: a kernel must give NumPy's bits
@@ -274,34 +285,40 @@ def element_code(spec: KernelSpec, may_alias: bool = False) -> ElementCode:
     for n, node in enumerate(spec.nodes):
         if node in last:
             continue
-        ctype = C_TYPES[node.output.type.dtype]
-        operand_type = C_TYPES[compute_dtype(node)]
-        operands = []
-        for v in node.inputs:
-            if v in spec.literals:
-                operands.append(c_number(spec.literals[v], operand_type))
-            elif node.op == Op.WHERE and v is node.inputs[0] or node.op in LOGICAL:
-                operands.append(names[v])
-            else:
-                operands.append(f"(({operand_type}){names[v]})" if C_TYPES[v.type.dtype] != operand_type
-                                else names[v])
-        if node.op == Op.CLIP:
-            it = iter(operands[1:])
-            operands = [operands[0], next(it) if node.attrs["has_min"] else None,
-                        next(it) if node.attrs["has_max"] else None]
-        if node.op == Op.CAST and ctype == "unsigned char":
-            expression = f"({names[node.inputs[0]]} != 0)"  # astype(bool): nonzero (NaN too) is True
-        else:
-            # (``x ** 2`` is NumPy's square of x, ``x ** -1.5`` is computed from a square root: kernel_powers)
-            expression = (power_expression(node, operands, operand_type, spec.literals)
-                          or C_OPS[node.op](operands, operand_type))
-        used_math.update(f for f in VECTOR_MATH if f"{c_function(f, operand_type)}(" in expression)
-        body.append(f"{ctype} t{n} = ({ctype}){expression};")
+        line = node_line(node, f"t{n}", names, spec.literals)
+        used_math.update(f for f in VECTOR_MATH if any(f"{c_function(f, t)}(" in line for t in ("float", "double")))
+        body.append(line)
         names[node.output] = f"t{n}"
     for k, v in enumerate(spec.outputs):
         if all(v is not n.output for n in last):
             body.append(f"out{k}[{'i * inner + j' if spec.two_d else 'j'}] = {names[v]};")
     return ElementCode(params, row_setup, body, names, used_math)
+
+
+def node_line(node: Node, name: str, names: dict[Value, str], literals: dict[Value, object]) -> str:
+    """``ctype name = expression;``: one node computed from the C variables ``names`` of its operands (or the
+    numbers in ``literals``), each converted to the dtype the op computes in, as NumPy's loop does."""
+    ctype = C_TYPES[node.output.type.dtype]
+    operand_type = C_TYPES[compute_dtype(node)]
+    operands = []
+    for v in node.inputs:
+        if v in literals:
+            operands.append(c_number(literals[v], operand_type))
+        elif node.op == Op.WHERE and v is node.inputs[0] or node.op in LOGICAL:
+            operands.append(names[v])
+        else:
+            operands.append(f"(({operand_type}){names[v]})" if C_TYPES[v.type.dtype] != operand_type else names[v])
+    if node.op == Op.CLIP:
+        it = iter(operands[1:])
+        operands = [operands[0], next(it) if node.attrs["has_min"] else None,
+                    next(it) if node.attrs["has_max"] else None]
+    if node.op == Op.CAST and ctype == "unsigned char":
+        expression = f"({names[node.inputs[0]]} != 0)"  # astype(bool): nonzero (NaN too) is True
+    else:
+        # (``x ** 2`` is NumPy's square of x, ``x ** -1.5`` is computed from a square root: kernel_powers)
+        expression = (power_expression(node, operands, operand_type, literals)
+                      or op_expression(node.op, operands, operand_type))
+    return f"{ctype} {name} = ({ctype}){expression};"
 
 
 def kernel_source(spec: KernelSpec, vector_math: bool) -> "CKernel":

@@ -32,11 +32,12 @@ import numpy as np
 from ..errors import GraphExecutionError
 from ..ir.graph import Graph
 from ..ops import Op
-from .c_kernels import C_OPS, C_TYPES, CKernel, c_number, check_c_source
+from .c_kernels import C_TYPES, CKernel, check_c_source, node_line
 from .c_programs import Program, Statement
+from .c_statement_ops import leaf_dtype
 from .roll_reads import boxes
 from .scan_statements import SCAN_OPS, scan_body, scan_loops
-from .stencil import STENCIL_OPS, _c_strides
+from .stencil import _c_strides
 
 
 def _index(offset: int, strides: tuple[int, ...]) -> str:
@@ -63,24 +64,25 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
     for source in [s.result, *copied, *(source for source, _ in s.leaves.values())]:
         if source in p.buffer_of:
             local.setdefault(p.buffer_of[source], len(local))
-    scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
+    scalars = list(dict.fromkeys((source, leaf_dtype(source, s.dtype)) for source, _ in s.leaves.values()
+                                 if source not in p.buffer_of))
     names, reads, body = {}, [], []
     for j, (leaf, (source, layout)) in enumerate(s.leaves.items()):
         names[leaf] = f"a{j}"
+        read_as = leaf_dtype(leaf, s.dtype)
         if source in p.buffer_of:
-            reads.append((f"{ctype} a{j} = q{local[p.buffer_of[source]]}", layout))
+            reads.append((f"{C_TYPES[read_as]} a{j} = q{local[p.buffer_of[source]]}", layout))
         else:
-            body.append(f"const {ctype} a{j} = c{scalars.index((source, s.dtype))}[0];")
+            body.append(f"const {C_TYPES[read_as]} a{j} = c{scalars.index((source, read_as))}[0];")
     for k, n in enumerate(s.nodes):
-        if n.op not in STENCIL_OPS:
-            continue
-        operands = [c_number(s.literals[v], ctype) if v in s.literals else names[v] for v in n.inputs]
+        if n.op == Op.ROLL or n.op in SCAN_OPS:
+            continue  # (a roll is read in place: roll_reads; a scan's loop is scan_body's)
+        body.append(node_line(n, f"t{k}", names, s.literals))
         names[n.output] = f"t{k}"
-        body.append(f"{ctype} t{k} = ({ctype}){C_OPS[n.op](operands, ctype)};")
     value = names.get(s.value)  # (a scan's is its loop body's: scan_body)
     arrays = p.buffers + p.made
     params = [f"{'const ' if m else ''}{C_TYPES[arrays[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
-    params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
+    params += [f"const {C_TYPES[dtype]}* restrict c{m}" for m, (_, dtype) in enumerate(scalars)]
     lines = []
     if copied:
         size = math.prod(copied[0].type.shape)

@@ -13,14 +13,14 @@ statement, in program order, each reading and writing the arrays (the *buffers*)
 statement sees what an earlier one wrote, as the eager code does. The cost model then judges the whole run.
 
 A statement is an ``index_update`` that ``inplace.py`` writes into its base's memory, with a static key, whose
-value is computed by ``+ - * /`` (C's arithmetic is NumPy's bit for bit, in the same order, ``-ffp-contract=off``)
-from static views of buffers, whole buffers, 0-d values and Python numbers, all of the base's float dtype (or
-weak Python scalars). NumPy computes the right-hand side fully before it writes: a statement whose right-hand side
-reads the written buffer elsewhere than at the written element computes into a scratch buffer, then copies. An
-update not written in place computes into a copy of its base, and a *temporary* (arithmetic only statements
-read) into an array of its own; the call makes those arrays and returns them. A value an update writes into a
-window and later statements read too (capture's ``window_reads`` makes them read the value, not the window) is
-read there, as the window, while no statement has written over it since (``_unread_windows``): no array of its own.
+value any node a fused kernel computes makes (``c_statement_ops``: C's arithmetic is NumPy's bit for bit, in the
+same order) from static views of buffers, rolls of them (``roll_reads``), whole buffers, 0-d values and Python
+numbers; a running sum is a statement too (``scan_statements``). NumPy computes the right-hand side fully before
+it writes: a statement reading the written buffer elsewhere than at the written element computes into scratch
+memory, then copies. An update not written in place computes into a copy of its base, and a *temporary* (a value
+only statements read) into an array of its own, which the call makes and returns. A value an update writes into
+a window and later statements read is read there, as the window, while no statement has written over it since
+(``_unread_windows``).
 
 Moving a statement's nodes to the run's one call changes *when* they run. ``_simulate`` replays the graph in that
 new order (``reordering``) and keeps a statement only where every node still reads the versions of the buffers
@@ -41,10 +41,11 @@ from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .cost import GroupCost
 from .reordering import SHAPE_ONLY, first_stale
-from .scan_statements import SCAN_OPS, scan_statements
+from .c_statement_ops import computes, leaf_dtype, leaves_ok, statement_dtype_ok
+from .scan_statements import scan_statements
 from .returned_temporaries import leaves_the_call, may_leave
 from .roll_reads import is_rolled, reads_rolls, rolled_read
-from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
+from .stencil import _c_strides, _layout
 
 Layout = tuple[int, tuple[int, ...]]
 """(offset, strides) in elements of a buffer, one stride per loop axis."""
@@ -94,7 +95,7 @@ class Statement:
         return math.prod(self.shape)
 
     def ops(self) -> int:
-        return sum(1 for n in self.nodes if n.op in STENCIL_OPS or n.op in SCAN_OPS)
+        return sum(1 for n in self.nodes if n.op != Op.ROLL)  # (a roll is read in place; every other node computes)
 
 
 @dataclass(eq=False)
@@ -214,7 +215,8 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
                     windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
     for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
-        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim:
+        if len(node.outputs) == 1 and computes(node.output, node.output.type.shape, node.output.type.dtype) and \
+                id(node) not in claimed and node.output.type.ndim:
             read_by_statements = id(node.output) not in returned and node.output.users and \
                 all(id(u) in claimed for u in node.output.users)
             s = _statement(node, returned, position, True, windows) if read_by_statements or \
@@ -243,13 +245,12 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
         base, value, update, shape = node.output, node.output, None, node.output.type.shape
         write = (0, _c_strides(shape))
     dtype = base.type.dtype
-    if dtype not in FLOATS or value.type.dtype != dtype or value.type.weak is not None:
+    if not statement_dtype_ok(dtype) or value.type.dtype != dtype or value.type.weak is not None:
         return None
     if value.type.shape not in (shape, ()):
         return None
     nodes, leaves, literals = [], [], {}
-    arithmetic = (lambda v: v.node.op in STENCIL_OPS and id(v) not in returned and v.type.shape in (shape, ())
-                  and v.type.dtype == dtype and v.type.weak is None)
+    arithmetic = (lambda v: id(v) not in returned and computes(v, shape, dtype))
     if update is None:
         pending, inside = [node], {id(node)}
     elif arithmetic(value) and (len(value.users) == 1 or _read_in_window(value, update, shape, apart)):
@@ -277,20 +278,23 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     read, views = {}, []
     for leaf in dict.fromkeys(leaves):
         writer = windows.get(leaf)
-        rolled = rolled_read(leaf, shape, dtype, _read_layout) if leaf.node.op == Op.ROLL and writer is None and \
+        read_as = leaf_dtype(leaf, dtype)
+        rolled = rolled_read(leaf, shape, read_as, _read_layout) if leaf.node.op == Op.ROLL and writer is None and \
             leaf.node.inputs[0] not in windows and all(id(u) in inside for u in leaf.users) else None
         if rolled is not None:  # (the roll is computed in the statement: read in place, with its wrap-around)
             read[leaf] = rolled
             nodes.append(leaf.node)
             views += [v.node for v in leaf.node.inputs if v is not rolled[0]]
             continue
-        where = _read_layout(leaf, shape, dtype) if writer is None else \
-            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, dtype)
+        where = _read_layout(leaf, shape, read_as) if writer is None else \
+            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, read_as)
         if where is None:
             return None
         read[leaf] = where
         if where[0] is not leaf and writer is None:
             views.append(leaf.node)
+    if not leaves_ok(nodes, read, dtype):
+        return None
     nodes.sort(key=lambda n: position[id(n)])
     return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
 
@@ -322,7 +326,8 @@ def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: s
     """The update may compute ``value`` (read by other ops too): they are arithmetic or updates that can read it
     from the window written (checked per run: ``_unread_windows``)."""
     return value not in apart and value.type.shape == shape and \
-        all(u is update or u.op in STENCIL_OPS or u.op == Op.INDEX_UPDATE for u in value.users)
+        all(u is update or u.op == Op.INDEX_UPDATE or computes(u.output, shape, update.output.type.dtype)
+            for u in value.users)
 
 
 def _is_buffer(v: Value) -> bool:
@@ -473,8 +478,8 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
             if v in buffer_of:
                 continue
             if v.type.ndim == 0:
-                if (v, s.dtype) not in scalars:
-                    scalars.append((v, s.dtype))
+                if (v, leaf_dtype(v, s.dtype)) not in scalars:
+                    scalars.append((v, leaf_dtype(v, s.dtype)))
             else:
                 buffer_of[v] = len(buffers)
                 buffers.append(v)

@@ -310,7 +310,8 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
     broadcast_tiles(graph)  # (np.tile(x, (n, 1)) and its transpose read as x broadcast: a row and a column)
     stencils = _decided_loop_nests(graph, options, donated)
     # (without C programs, elementwise nodes may run before a matmul that does not need them: kernel_order)
-    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()}) if stencils \
+    part = partition(graph, {id(n): f"in {st.call_name}" for st in stencils for n in st.taken()},
+                     {id(n): st.call_node for st in stencils for n in st.taken()}) if stencils \
         else regroup(graph, partition)
     candidates = [g for g in part.groups if options.fuse == "always" or g.elements >= cost.MIN_ELEMENTS]
     if stencils and not candidates:

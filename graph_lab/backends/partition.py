@@ -24,6 +24,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import SOURCE_OPS, Op, opdef
 from . import c_kernels
 from .cost import ROW_OP_COSTS, Decision, GroupCost
+from .c_integers import INTEGER_OPS, why_not_integer
 from .c_row_kernels import ROW_OPS
 from .kernel_scalars import is_literal, why_not_weak
 
@@ -205,29 +206,27 @@ def nbytes(v: Value) -> int:
 
 def why_not(node: Node) -> str | None:
     """Why ``node`` cannot be in a kernel, or None when it can."""
-    definition = opdef(node.op)
     if node.op in ROW_OPS:
         return why_not_row(node)
-    if node.op not in c_kernels.C_OPS:
-        return f"no kernel expression for {node.op} ({c_kernels.NOT_FUSED.get(node.op, definition.family)})"
+    if node.op not in c_kernels.C_OPS and node.op not in INTEGER_OPS:
+        return f"no kernel expression for {node.op} ({c_kernels.NOT_FUSED.get(node.op, opdef(node.op).family)})"
     if node.op == Op.ROUND and node.attrs["decimals"] != 0:
         return "round to decimals other than 0 (NumPy scales, rounds and scales back: not written as a kernel)"
     out = node.output.type
     if out.ndim == 0 or out.size == 0:
         return "a scalar or empty result: nothing to loop over"
-    if out.dtype not in c_kernels.C_TYPES:
-        return f"computes in {out.dtype} (kernels compute in float32, float64, bool)"
-    if c_kernels.compute_dtype(node) not in c_kernels.C_TYPES:  # a comparison of a bool array with an int: in int64
-        return f"compares in {c_kernels.compute_dtype(node)} (kernels compute in float32, float64, bool)"
-    if node.op in c_kernels.CLASSIFY and c_kernels.compute_dtype(node).kind != "f":
-        return f"{node.op} of {c_kernels.compute_dtype(node)} (kernels classify float32 and float64)"
-    if node.op in FLOAT_ONLY and out.dtype.kind != "f":
-        return f"{node.op} on {out.dtype} (kernels do arithmetic on floats only)"
+    compute = c_kernels.compute_dtype(node)  # (the result's, or a comparison's operands', e.g. complex or float16)
+    if out.dtype not in c_kernels.C_TYPES or compute not in c_kernels.C_TYPES:
+        return f"computes in {compute} (kernels compute in float32, float64, bool and the integers)"
+    if node.op in c_kernels.CLASSIFY and compute.kind != "f":
+        return f"{node.op} of {compute} (kernels classify float32 and float64)"
+    why = why_not_integer(node, compute, [v.node.attrs["value"] for v in node.inputs if is_literal(v)])
+    if why is not None or node.op in FLOAT_ONLY and out.dtype.kind == "b":
+        return why or f"{node.op} on {out.dtype} (kernels do arithmetic on floats and integers only)"
     for v in node.inputs:
-        if v.type.weak is not None:
-            if why_not_weak(v) is not None:
-                return why_not_weak(v)
-        elif v.type.dtype not in c_kernels.C_TYPES:
+        if v.type.weak is not None and why_not_weak(v) is not None:
+            return why_not_weak(v)
+        elif v.type.weak is None and v.type.dtype not in c_kernels.C_TYPES:
             return f"an operand of dtype {v.type.dtype}"
     if node.op == Op.CLIP and any(v.type.size != 1 for v in node.inputs[1:]):
         return "clip with array bounds (only scalar bounds are fused: NumPy's two clip loops differ on ties)"
@@ -298,10 +297,11 @@ class Partition:
         return "\n".join(lines)
 
 
-def partition(graph: Graph, taken: dict[int, str] | None = None) -> Partition:
-    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the
-    kernel that computes it already (a stencil kernel: ``stencil.py``)."""
+def partition(graph: Graph, taken: dict[int, str] | None = None, runs_at: dict[int, Node] | None = None) -> Partition:
+    """Group the graph's kernel-able nodes (no decision yet: see ``cost.decide``). ``taken``: id(node) -> the C
+    program computing it already; ``runs_at``: id(node) -> the node where that program's call runs."""
     position = {id(n): i for i, n in enumerate(graph.nodes)}
+    position.update({k: position[id(n)] for k, n in (runs_at or {}).items()})
     groups: list[Group] = []
     group_of: dict[int, Group] = {}
     reasons: dict[int, str] = {}

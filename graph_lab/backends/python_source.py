@@ -205,11 +205,13 @@ def generate(graph, statement: Statement | None = None, *, straight_static: bool
         body.append((f"{lhs} = {emit(node, ctx)}", None, node))
         if len(lives) < len(body):
             lives.append(row_names(node, "", numbering, False))
+    returned_names = [ctx.var(v) for v in graph.outputs]
+    return_line = f"    return [{', '.join(returned_names)}]"
+    if NESTING and custom_code:  # (a constant also read by a kernel, as a number in its C: the text reads it once)
+        nest |= _read_by_the_next_line_only(body, rows, set(returned_names))
     if nest and custom_code:  # a line written by the backend may read a value by its name as well (out=v6)
         named = set(_VARIABLE.findall("\n".join(custom_code)))
         nest = {i for i in nest if body[i][0].split(" = ", 1)[0] not in named}
-    returned_names = [ctx.var(v) for v in graph.outputs]
-    return_line = f"    return [{', '.join(returned_names)}]"
     dying = dying_names(lives, set(returned_names))
     text, line_nodes, line_spans, numpy_calls = _text_to_compile(body, return_line, rows, unpacked, nest, dying)
     # (the source holds what the text holds plus the comments: the comments given now are checked with it; the
@@ -260,6 +262,25 @@ def _with_comments(body: list[tuple[str, str | None, Any]], return_line: str) ->
         lines.append(f"    {code.ljust(width)}  # {comment}")
     lines.append(return_line)
     return "\n".join(lines) + "\n"
+
+
+def _read_by_the_next_line_only(body: list, rows: dict[int, str], returned: set[str]) -> set[int]:
+    """The usual rows binding one name that no row but the next (a usual one) names: what the graph's users
+    cannot tell when some of them are computed inside a kernel and never read the name."""
+    counts: dict[str, int] = {}
+    for code, _, _ in body:
+        for name in _VARIABLE.findall(code):
+            counts[name] = counts.get(name, 0) + 1
+    found = set()
+    for i in range(len(body) - 1):
+        (code, comment, node), (after, after_comment, _) = body[i], body[i + 1]
+        name, _, _ = code.partition(" = ")
+        read = after.partition(" = ")[2]
+        if comment is None and after_comment is None and i not in rows and i + 1 not in rows and \
+                _VARIABLE.fullmatch(name) and counts.get(name) == 2 and name in _VARIABLE.findall(read) and \
+                name not in returned:
+            found.add(i)
+    return found
 
 
 def _safe_comment(text: str) -> str:

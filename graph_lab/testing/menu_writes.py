@@ -92,6 +92,8 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
                   [f"{w} = {t.name}[{key}]", f"{c} = {w} + 0.0", f"{t.name} *= 0.5"],
                   [f"{t.name} *= 0.5", f"{t.name}[{t.name} > {m}] -= {t.name}[{t.name} > {m}] * 0.5",
                    f"{t.name}[{t.name} < {m}] *= 0.5"]]
+    if t.dtype.kind in "iu" and t.lo <= 0 <= t.hi:
+        forms += integer_updates(t, m, n)
     lines = rng.choice(forms)
     if halves and any(line.startswith(f"{view.name} = ") for line in lines):
         new.append(view)
@@ -107,3 +109,18 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
         new = [Var(f, t.shape, t.dtype, min(t.lo, 0.0), max(t.hi, 0.0))] + \
             [Var(v.name, v.shape, v.dtype, min(t.lo, 0.0), max(t.hi, 0.0)) for v in new]
     return lines, new
+
+
+def integer_updates(t: Var, m: str, n: int) -> list[list[str]]:
+    """In-place updates of an int array whose interval holds 0 (``x >> k`` lies between x and 0, ``maximum`` and
+    ``minimum`` of values inside stay inside, a mask cast to the dtype times ``m`` is 0 or ``m``): shifts and
+    compares in place and in time loops over overlapping slices, as the integer stencils and generators of the
+    corpus write them (fused kernels and C programs on integers: ``backends/c_integers.py``)."""
+    forms = [[f"{t.name} >>= 1"], [f"np.right_shift({t.name}, 2, out={t.name})"],
+             [f"{t.name}[..., 1:] = np.maximum({t.name}[..., 1:] >> 1, {t.name}[..., :-1] >> 2)"]]
+    if n >= 3:
+        forms += [["for _ in range(3):", f"    {t.name}[1:-1] = np.minimum({t.name}[:-2], {t.name}[2:]) >> 1",
+                   f"    {t.name}[0] = {t.name}[-1] >> 1"],
+                  ["for _ in range(2):", f"    {t.name}[1:-1] = (({t.name}[:-2] > {m}) & ({t.name}[2:] <= {m}))"
+                   f".astype({t.name}.dtype) * {m}"]]
+    return forms

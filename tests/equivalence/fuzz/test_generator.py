@@ -115,3 +115,20 @@ def test_argument_contents_are_compared(monkeypatch):
     monkeypatch.setattr(segment, "write_back", lambda writebacks, inputs, outs: None)
     mismatch = replay(source, "compile/none/interpret", calls)
     assert mismatch is not None and mismatch.path.startswith("argument"), mismatch
+
+
+def test_the_generator_writes_integer_updates_in_place_and_they_agree():
+    """Shifts and masks written into int arrays, in place and in time loops (``menu_writes.integer_updates``),
+    run compiled as eager code runs them."""
+    ways = [way("compile/exact/codegen"), way("compile/none/fused"), way("lazy/exact/fused")]
+    found = []
+    for seed in range(300):
+        program = generate(seed, Options(mutation=True))
+        text = program.source()
+        if ">>= 1" in text or ".dtype) *" in text or "]) >> 1" in text or ">> 1, " in text:
+            verdict = differential(program, ways)
+            assert verdict.discarded is None and not verdict.failures, (seed, verdict.failures)
+            found.append(seed)
+        if len(found) >= 4:
+            break
+    assert len(found) >= 4, found
