@@ -34,6 +34,7 @@ from ..ir.graph import Graph
 from ..ops import Op
 from .c_kernels import C_OPS, C_TYPES, CKernel, c_number, check_c_source
 from .c_programs import Program, Statement
+from .c_statement_matmul import blas_table, laid_out_as_compiled, matmul_code, run_as_numpy, uses_blas
 from .stencil import STENCIL_OPS, _c_strides
 
 
@@ -51,21 +52,27 @@ def _loops(shape: tuple[int, ...], body: list[str], indent: str) -> list[str]:
     return lines
 
 
-def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
-    """A statement as a C function of the buffers it touches: (its name, its definition, the call's arguments).
+def _statement_function(p: Program, s: Statement) -> tuple[str, list[str], list[str]]:
+    """A statement as a C function of the buffers it touches: (its name, the helpers it calls and its definition,
+    the call's arguments).
     The steps of a time loop repeat the same few statements on other buffers: each is compiled once, which keeps
     the program's code small enough to stay in the instruction cache."""
     ctype = C_TYPES[s.dtype]
     local: dict[int, int] = {}  # buffer position -> parameter number
     copied = [s.base] if s.made and s.base is not None else []  # (an update not in place copies its base)
-    for source in [s.result, *copied, *(source for source, _ in s.leaves.values())]:
+    for source in [s.result, *copied, *s.sources()]:
         if source in p.buffer_of:
             local.setdefault(p.buffer_of[source], len(local))
-    scalars = list(dict.fromkeys((source, s.dtype) for source, _ in s.leaves.values() if source not in p.buffer_of))
-    names, body = {}, []
+    scalars = list(dict.fromkeys((source, s.dtype) for source in s.sources() if source not in p.buffer_of))
+    names, body, first, helpers = {}, [], [], []
     for j, (leaf, (source, layout)) in enumerate(s.leaves.items()):
         names[leaf] = f"a{j}"
-        if source in p.buffer_of:
+        if leaf in s.matmuls:  # (a product, computed before the loop nest: c_statement_matmul)
+            lines, helper = matmul_code(s.matmuls[leaf], ctype, f"m{j}", lambda v: f"q{local[p.buffer_of[v]]}")
+            first += ["  " + line for line in lines]
+            helpers.append(helper)
+            body.append(f"{ctype} a{j} = m{j}[{_index(*layout)}];")
+        elif source in p.buffer_of:
             body.append(f"{ctype} a{j} = q{local[p.buffer_of[source]]}[{_index(*layout)}];")
         else:
             body.append(f"const {ctype} a{j} = c{scalars.index((source, s.dtype))}[0];")
@@ -79,21 +86,24 @@ def _statement_function(p: Program, s: Statement) -> tuple[str, str, list[str]]:
     arrays = p.buffers + p.made
     params = [f"{'const ' if m else ''}{C_TYPES[arrays[b].type.dtype]}* restrict q{m}" for b, m in local.items()]
     params += [f"const {ctype}* restrict c{m}" for m in range(len(scalars))]
-    lines = []
+    lines = first
     if copied:
         size = math.prod(copied[0].type.shape)
-        lines = [f"  for (int64_t j = 0; j < {size}; j++) q0[j] = q{local[p.buffer_of[copied[0]]]}[j];"]
+        lines += [f"  for (int64_t j = 0; j < {size}; j++) q0[j] = q{local[p.buffer_of[copied[0]]]}[j];"]
     if s.scratch:
         params.append(f"{ctype}* restrict tmp")
         lines += _loops(s.shape, body + [f"tmp[{_index(0, _c_strides(s.shape))}] = {value};"], "  ")
         lines += _loops(s.shape, [f"q0[{_index(*s.write)}] = tmp[{_index(0, _c_strides(s.shape))}];"], "  ")
     else:
         lines += _loops(s.shape, body + [f"q0[{_index(*s.write)}] = {value};"], "  ")
+    blas = any(c.plan.kind != "noblas" for c in s.matmuls.values())
+    params += ["const void* const* restrict blas"] if blas else []
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "s_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
     definition = f"static __attribute__((noinline)) void {name}{signature} {{\n{text}\n}}"
     args = [f"b{b}" for b in local] + [f"c{p.scalars.index(sc)}" for sc in scalars]
-    return name, definition, args + ([f"({ctype}*)scratch"] if s.scratch else [])
+    args += [f"({ctype}*)scratch"] if s.scratch else []
+    return name, [*helpers, definition], args + (["blas"] if blas else [])
 
 
 def program_kernel(p: Program) -> CKernel:
@@ -106,16 +116,19 @@ def program_kernel(p: Program) -> CKernel:
     scratch = any(s.scratch for s in p.statements)
     if scratch:
         params.append("unsigned char* restrict scratch")
+    blas = uses_blas(p)
+    if blas:
+        params.append("const void* const* restrict blas")
     lines, functions = ["  for (int64_t step = begin; step < end; step++) {"], {}
     for k, s in enumerate(p.statements):
-        name, definition, args = _statement_function(p, s)
-        functions[name] = definition
+        name, definitions, args = _statement_function(p, s)
+        functions.update(dict.fromkeys(definitions))  # (each helper, each distinct statement once)
         lines.append(f"    {name}({', '.join(args)});")
     lines.append("  }")
     signature, text = f"({', '.join(params)})", "\n".join(lines)
     name = "p_" + hashlib.sha256((signature + text).encode()).hexdigest()[:20]
-    kernel = CKernel(name, tuple(functions.values()), f"void {name}{signature} {{\n{text}\n}}\n",
-                     len(p.bases) + len(p.made), int(scratch), False)
+    kernel = CKernel(name, tuple(functions), f"void {name}{signature} {{\n{text}\n}}\n",
+                     len(p.bases) + len(p.made), int(scratch) + int(blas), False)
     check_c_source(kernel.translation_unit())
     return kernel
 
@@ -133,8 +146,15 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
     made = [(v.type.shape, v.type.dtype) for v in p.made]
     n_buffers, extra = len(p.buffers), scratch_bytes(p)
     node = p.call_node
+    products = any(s.matmuls for s in p.statements)
+    table = blas_table() if uses_blas(p) else None
 
     def run(lower, upper, arrays):
+        if products and not laid_out_as_compiled(arrays[:n_buffers]):
+            if (lower, upper) == (0, 1):
+                return run_as_numpy(p, arrays[:n_buffers], arrays[n_buffers:])
+            raise GraphExecutionError(f"while executing {graph.node_text(node)} ({p.describe()}): an array is not "
+                                      f"C-ordered, as the loop's products were compiled for", node)
         work = []
         for a, (shape, dtype) in zip(arrays[:n_buffers], expected):
             if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
@@ -149,6 +169,8 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
         if extra:
             scratch = np.empty(extra, np.uint8)
             pointers.append(scratch.ctypes.data)
+        if table is not None:
+            pointers.append(table.ctypes.data)
         fn(lower, upper, *pointers)
         for k in written:
             if work[k] is not arrays[k]:

@@ -39,6 +39,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import Op
 from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
+from .c_statement_matmul import PRODUCT_CALLS, MatmulCall, matmul_leaf, operand_views
 from .cost import GroupCost
 from .reordering import SHAPE_ONLY, first_stale
 from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
@@ -69,6 +70,8 @@ class Statement:
     """The result is a new array the call makes (an update not in place, a temporary)."""
     scratch: bool = False
     """The right-hand side reads the written buffer elsewhere: computed into scratch first."""
+    matmuls: dict[Value, MatmulCall] = field(default_factory=dict)
+    """The products of views of buffers the statement computes first (``c_statement_matmul``), by result."""
 
     @property
     def base(self) -> Value | None:
@@ -89,6 +92,16 @@ class Statement:
     @property
     def elements(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def work(self) -> int:
+        """The elements the statement computes: its slice's, and its products' multiply-adds."""
+        return self.elements + sum(c.work for c in self.matmuls.values())
+
+    def sources(self) -> list[Value]:
+        """The buffers and numbers the statement reads (a product's operands for the product)."""
+        return [source for leaf, (source, _) in self.leaves.items() if leaf not in self.matmuls] + \
+            [source for c in self.matmuls.values() for source, _ in c.operands]
 
     def ops(self) -> int:
         return sum(1 for n in self.nodes if n.op in STENCIL_OPS)
@@ -158,18 +171,21 @@ class Program:
 
     @property
     def elements(self) -> int:
-        """The elements one call writes, over all its iterations."""
-        return sum(s.elements for s in self.statements) * self.trips
+        """The elements one call computes (a product's multiply-adds count too), over all its iterations."""
+        return sum(s.work for s in self.statements) * self.trips
 
     def cost(self) -> GroupCost:
         """NumPy runs each op and each write as a call over its slice; the function reads each operand and
         writes each result once (a scratch statement twice); all of it once per iteration."""
         size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
         calls = sum(s.ops() + (s.base is not None) for s in self.statements) * self.trips
-        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips
+        products = [c for s in self.statements for c in s.matmuls.values()]
+        calls += sum(PRODUCT_CALLS for _ in products) * self.trips
+        product_bytes = sum(c.bytes for c in products) * self.trips
+        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips + product_bytes
         kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item
-                           for s in self.statements) * self.trips
-        arithmetic = sum(s.ops() * s.elements for s in self.statements) * self.trips / size
+                           for s in self.statements) * self.trips + product_bytes
+        arithmetic = sum(s.ops() * s.elements + s.work - s.elements for s in self.statements) * self.trips / size
         # (each number is made a one-element array and each new array allocated, a NumPy call each, per call)
         return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases) + len(self.made), kernel_bytes,
                          copies=len(self.scalars) + len(self.made))
@@ -266,8 +282,15 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
                 inside.add(id(n))
                 del shared[n.output]
     leaves += list(shared)
-    read, views = {}, []
+    read, views, matmuls = {}, [], {}
     for leaf in dict.fromkeys(leaves):
+        call = matmul_leaf(leaf, dtype, _is_buffer) if len(leaf.users) == 1 else None
+        if isinstance(call, MatmulCall):
+            matmuls[leaf] = call
+            read[leaf] = (leaf, (0, _c_strides(shape) if leaf.type.shape else (0,) * len(shape)))
+            nodes.append(leaf.node)
+            views += operand_views(call)
+            continue
         writer = windows.get(leaf)
         where = _read_layout(leaf, shape, dtype) if writer is None else \
             _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, dtype)
@@ -277,7 +300,7 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
         if where[0] is not leaf and writer is None:
             views.append(leaf.node)
     nodes.sort(key=lambda n: position[id(n)])
-    return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
+    return Statement(node, shape, dtype, nodes, read, views, literals, write, made, matmuls=matmuls)
 
 
 def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
@@ -452,7 +475,7 @@ def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statemen
 def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:
     buffers, made, scalars, buffer_of = [], [], [], {}
     for s in run:
-        for v in [*(source for source, _ in s.leaves.values()), *([s.base] if s.base is not None else [])]:
+        for v in [*s.sources(), *([s.base] if s.base is not None else [])]:
             if v in buffer_of:
                 continue
             if v.type.ndim == 0:
