@@ -284,7 +284,9 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     leaves += list(shared)
     read, views, matmuls = {}, [], {}
     for leaf in dict.fromkeys(leaves):
-        call = matmul_leaf(leaf, dtype, _is_buffer) if len(leaf.users) == 1 else None
+        own = len(leaf.users) == 1 or (leaf is value and update is not None and
+                                       _read_in_window(value, update, shape, apart))
+        call = matmul_leaf(leaf, dtype, _is_buffer) if own and leaf not in windows else None
         if isinstance(call, MatmulCall):
             matmuls[leaf] = call
             read[leaf] = (leaf, (0, _c_strides(shape) if leaf.type.shape else (0,) * len(shape)))
@@ -391,7 +393,7 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
         dropped.add(id(bad.node))
     programs = []
     for run in runs:
-        if all(s.base is None for s in run) or not any(s.ops() for s in run):
+        if all(s.base is None for s in run) or not any(s.ops() or s.matmuls for s in run):
             continue  # temporaries alone are the partition's elementwise groups; copies alone cost NumPy no more
         programs.append(_program(graph, run, len(programs), numbers))
         programs[-1].trips = trips
