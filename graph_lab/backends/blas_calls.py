@@ -13,9 +13,9 @@ choice from the operands' shapes and byte strides (all static in a graph):
 - vector @ matrix and matrix @ vector with a BLAS-able matrix and vector: ``cblas_?gemv`` (transposed, column or
   row major as NumPy picks it);
 - any other product with a 1 among its dimensions: ``noblas``;
-- matrix @ matrix with every operand BLAS-able: ``cblas_?gemm`` (``cblas_?syrk`` for a matrix times its own
-  transpose, then the triangle copied). NumPy copies a non-BLAS-able operand first; that is not repeated here
-  (the statement stays NumPy's).
+- matrix @ matrix with every operand BLAS-able: ``cblas_?gemm``. NumPy calls ``cblas_?syrk`` instead for a
+  matrix times its own transpose (no two views made by slicing are that) and copies an operand that is not
+  BLAS-able first; neither is repeated here (the statement stays NumPy's).
 
 ``numpy_blas()`` finds the library NumPy loaded: the wheels' ``scipy-openblas`` in ``numpy.libs``, named in
 NumPy's build configuration, whose ``cblas_*`` functions are looked up by name with ctypes. Their addresses are
@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
-ROUTINES = ("sdot", "ddot", "sgemv", "dgemv", "sgemm", "dgemm", "ssyrk", "dsyrk")
+ROUTINES = ("sdot", "ddot", "sgemv", "dgemv", "sgemm", "dgemm")
 """The BLAS routines a program may call, in the order of the address table passed to its C function."""
 
 BLAS_MAX_ELEMENTS = 1 << 20
@@ -101,7 +101,7 @@ class MatmulPlan:
     """What NumPy's matmul loop does for one product ``(m, n) @ (n, p)``, strides in elements."""
 
     kind: str
-    """``noblas``, ``dot``, ``gemv``, ``gemm`` or ``syrk``."""
+    """``noblas``, ``dot``, ``gemv`` or ``gemm``."""
     m: int
     n: int
     p: int
@@ -171,7 +171,8 @@ def _gemv(plan, swap: int, s_m: int, s_n: int, x_stride: int, out_stride: int, m
 
 
 def _matrix_matrix(plan, m, n, p, is1_m, is1_n, is2_n, is2_p, os_m, item, same_start) -> MatmulPlan:
-    """``TYPE_matmul_matrixmatrix`` for a C-ordered result: args (trans1, trans2, lda, ldb, ldc)."""
+    """``TYPE_matmul_matrixmatrix`` for a C-ordered result: args (trans1, trans2, lda, ldb, ldc); None where
+    NumPy calls syrk."""
     if _blasable2d(is1_m, is1_n, n, item):
         trans1, lda = 0, is1_m // item
     else:
@@ -182,5 +183,5 @@ def _matrix_matrix(plan, m, n, p, is1_m, is1_n, is2_n, is2_p, os_m, item, same_s
         trans2, ldb = 1, is2_p // item
     ldc = os_m // item
     if same_start and m == p and is1_m == is2_p and is1_n == is2_n and trans1 != trans2:
-        return plan("syrk", trans1, lda if trans1 == 0 else ldb, ldc)
+        return None
     return plan("gemm", trans1, trans2, lda, ldb, ldc)

@@ -39,8 +39,8 @@ from ..ir.graph import Graph, Node, Value
 from ..ops import Op
 from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
-from .c_statement_matmul import PRODUCT_CALLS, MatmulCall, matmul_leaf, operand_views
-from .cost import GroupCost
+from .c_statement_matmul import MANY_PRODUCTS, PRODUCT_CALLS, MatmulCall, matmul_leaf, operand_views
+from .cost import MIN_ELEMENTS, GroupCost
 from .reordering import SHAPE_ONLY, first_stale
 from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
 
@@ -169,6 +169,12 @@ class Program:
     def results(self) -> list[Value]:
         return [s.result for s in self.statements]
 
+    def worth_a_call(self) -> bool:
+        """Enough elements for a C call to pay (``MIN_ELEMENTS``), or products enough that NumPy's calls for them
+        cost more than one C call whatever their size."""
+        products = sum(len(s.matmuls) for s in self.statements) * self.trips
+        return self.elements >= MIN_ELEMENTS or products >= MANY_PRODUCTS
+
     @property
     def elements(self) -> int:
         """The elements one call computes (a product's multiply-adds count too), over all its iterations."""
@@ -177,7 +183,7 @@ class Program:
     def cost(self) -> GroupCost:
         """NumPy runs each op and each write as a call over its slice; the function reads each operand and
         writes each result once (a scratch statement twice); all of it once per iteration."""
-        size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
+        size, item = max(self.elements, MIN_ELEMENTS if self.worth_a_call() else 1), self.statements[0].dtype.itemsize
         calls = sum(s.ops() + (s.base is not None) for s in self.statements) * self.trips
         products = [c for s in self.statements for c in s.matmuls.values()]
         calls += sum(PRODUCT_CALLS for _ in products) * self.trips
@@ -203,9 +209,11 @@ class Program:
 
 
 def updated_elements(graph: Graph) -> int:
-    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them)."""
+    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them);
+    at least ``MIN_ELEMENTS`` with ``MANY_PRODUCTS`` products, which may be worth one call whatever their size."""
     sizes = (n.inputs[0].type.size for n in graph.nodes if n.op == Op.INDEX_UPDATE)
-    return sum(size for size in sizes if type(size) is int)
+    products = sum(n.op == Op.MATMUL for n in graph.nodes)
+    return sum(size for size in sizes if type(size) is int) + (MIN_ELEMENTS if products >= MANY_PRODUCTS else 0)
 
 
 def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] = frozenset()) -> dict[int, Statement]:
@@ -283,9 +291,10 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
                 del shared[n.output]
     leaves += list(shared)
     read, views, matmuls = {}, [], {}
+    tree = {id(n) for n in nodes}
     for leaf in dict.fromkeys(leaves):
-        own = len(leaf.users) == 1 or (leaf is value and update is not None and
-                                       _read_in_window(value, update, shape, apart))
+        own = all(id(u) in tree for u in leaf.users) or (leaf is value and update is not None and
+                                                         _read_in_window(value, update, shape, apart))
         call = matmul_leaf(leaf, dtype, _is_buffer) if own and leaf not in windows else None
         if isinstance(call, MatmulCall):
             matmuls[leaf] = call
