@@ -143,8 +143,9 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
     expected = [(v.type.shape, v.type.dtype) for v in p.buffers]
     dtypes = [dtype for _, dtype in p.scalars]
     written = sorted({p.buffer_of[s.result] for s in p.statements} - {p.buffer_of[v] for v in p.made})
-    made = [(v.type.shape, v.type.dtype) for v in p.made]
-    n_buffers, extra = len(p.buffers), scratch_bytes(p)
+    made = [(v.type.shape, v.type.dtype) for v in p.made if v not in p.internal]
+    internal = [p.internal.get(v) for v in p.made]  # (None: a new array the call returns)
+    n_buffers, extra, arena = len(p.buffers), scratch_bytes(p), p.arena_bytes
     node = p.call_node
     products = any(s.matmuls for s in p.statements)
     table = blas_table() if uses_blas(p) else None
@@ -165,7 +166,14 @@ def program_call(fn, p: Program, graph: Graph, bounds: tuple[int, int] | None = 
             work.append(a if a.flags.c_contiguous and a.flags.aligned else np.require(a, requirements="CA"))
         scalars = [np.array(x, dtype) for x, dtype in zip(arrays[n_buffers:], dtypes)]
         new = [np.empty(shape, dtype) for shape, dtype in made]
-        pointers = [a.ctypes.data for a in work + new] + [c.ctypes.data for c in scalars]
+        pointers = [a.ctypes.data for a in work]
+        if arena:
+            block = np.empty(arena, np.uint8)
+            start, returned = block.ctypes.data, iter(new)
+            pointers += [start + k if k is not None else next(returned).ctypes.data for k in internal]
+        else:
+            pointers += [a.ctypes.data for a in new]
+        pointers += [c.ctypes.data for c in scalars]
         if extra:
             scratch = np.empty(extra, np.uint8)
             pointers.append(scratch.ctypes.data)
@@ -191,6 +199,7 @@ def program_statement(p: Program, node, ctx) -> tuple[str, str]:
     if node is not p.call_node:
         return "", ""
     code = f"{p.call_name}({', '.join(ctx.var(v) for v in p.bases)})"
-    if p.made:  # (the new arrays it makes)
-        code = f"{', '.join(ctx.var(v) for v in p.made)}, = {code}"
+    returned = [v for v in p.made if v not in p.internal]
+    if returned:  # (the new arrays it makes)
+        code = f"{', '.join(ctx.var(v) for v in returned)}, = {code}"
     return code, p.describe()

@@ -41,6 +41,7 @@ from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
 from .c_statement_matmul import MANY_PRODUCTS, PRODUCT_CALLS, MatmulCall, matmul_leaf, operand_views
 from .cost import MIN_ELEMENTS, GroupCost
+from .program_memory import interval, needs_scratch, overlap, place_temporaries
 from .reordering import SHAPE_ONLY, first_stale
 from .stencil import FLOATS, STENCIL_OPS, _c_strides, _layout
 
@@ -132,6 +133,10 @@ class Program:
     """The loaded C function, once compiled."""
     trips: int = 1
     """How many times one call runs the statements (a loop body's program: ``c_loops``)."""
+    internal: dict[Value, int] = field(default_factory=dict)
+    """The temporaries among ``made`` that only the program reads -> their byte offset in the memory block the
+    call allocates for them (``program_memory``): not returned."""
+    arena_bytes: int = 0
 
     @property
     def call_name(self) -> str:
@@ -349,33 +354,6 @@ def _is_buffer(v: Value) -> bool:
     return v.node.op in (Op.INPUT, Op.CONST) or returns_fresh(v.node)
 
 
-def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """The lowest and highest element a layout touches (None when it touches none)."""
-    if any(n == 0 for n in shape):
-        return None
-    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
-    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
-    return low, high
-
-
-def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
-    """True when the right-hand side reads elements of the written buffer other than, at each iteration, the one
-    the iteration writes (NumPy reads the whole right-hand side before writing)."""
-    if s.made:
-        return False  # (new memory: nothing reads it yet)
-    written = buffer_of[s.base]
-    target = _interval(*s.write, s.shape)
-    for source, (offset, strides) in s.leaves.values():
-        if buffer_of.get(source) != written or target is None:
-            continue
-        if (offset, strides) == s.write:
-            continue  # element for element: each is read before it is written
-        read = _interval(offset, strides, s.shape)
-        if read is not None and read[0] <= target[1] and target[0] <= read[1]:
-            return True
-    return False
-
-
 # --- runs of statements, checked against the graph's order
 
 
@@ -455,20 +433,16 @@ def _unread_windows(runs: list[list[Statement]]) -> set[Value]:
         for i, u in enumerate(run):
             if u.base is None or u.value.node not in u.nodes:
                 continue
-            window = _interval(*u.write, u.shape)
+            window = interval(*u.write, u.shape)
             for reader in u.value.users:
                 k = statement_of.get(id(reader), -1)
                 if reader is u.node:
                     continue
                 if k <= i or run[k].leaves.get(u.value, (None,))[0] is not u.result or any(
-                        roots[t.result] is roots[u.result] and _overlap(_interval(*t.write, t.shape), window)
+                        roots[t.result] is roots[u.result] and overlap(interval(*t.write, t.shape), window)
                         for t in run[i + 1:k]):
                     unread.add(u.value)
     return unread
-
-
-def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
-    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
 
 
 def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:
@@ -514,4 +488,6 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
     order = {id(n): i for i, n in enumerate(graph.nodes)}
     absorbed = sorted(views + [n for s in run for n in s.execution()], key=lambda n: order[id(n)])
     updates = [numbers[id(s.node)] for s in run if s.node.op == Op.INDEX_UPDATE] or [0]
-    return Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)
+    p = Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)
+    p.internal, p.arena_bytes = place_temporaries(run, {id(n) for n in absorbed}, {id(v) for v in graph.outputs})
+    return p

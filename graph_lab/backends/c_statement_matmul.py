@@ -202,4 +202,4 @@ def run_as_numpy(program, arrays: list, scalars: list) -> list:
             args = [value(x) for x in s.node.inputs]
             env[s.result] = (opdef(Op.INDEX_UPDATE).impl(*args, **s.node.attrs) if s.made
                              else index_update_in_place(*args, **s.node.attrs))
-    return [env[v] for v in program.made]
+    return [env[v] for v in program.made if v not in program.internal]
