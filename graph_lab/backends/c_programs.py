@@ -137,6 +137,8 @@ class Program:
     """The temporaries among ``made`` that only the program reads -> their byte offset in the memory block the
     call allocates for them (``program_memory``): not returned."""
     arena_bytes: int = 0
+    table: object = None
+    """The statements' integers, as the array the C function reads them from (``c_program_code._Numbers``)."""
 
     @property
     def call_name(self) -> str:

@@ -132,29 +132,32 @@ def _helpers(ctype: str, blas_int: str) -> dict[str, str]:
     }.items()}
 
 
-def matmul_code(call: MatmulCall, ctype: str, name: str, pointer) -> tuple[list[str], str]:
+def matmul_code(call: MatmulCall, ctype: str, name: str, pointer, num) -> tuple[list[str], str]:
     """The C lines computing ``call`` into the stack array ``name`` and the helper they call. ``pointer(v)``:
-    the C name of buffer ``v`` in the statement's function."""
+    the C name of buffer ``v`` in the statement's function; ``num(x)``: the C text reading integer ``x``."""
     blas = numpy_blas()
     pl, (sa, oa), (sb, ob) = call.plan, *call.operands
-    a, b = f"{pointer(sa)} + {oa}", f"{pointer(sb)} + {ob}"
+    a, b = f"{pointer(sa)} + {num(oa)}", f"{pointer(sb)} + {num(ob)}"
     prefix = "s" if ctype == "float" else "d"
     f = f"blas[{ROUTINES.index(prefix + pl.kind)}]" if pl.kind != "noblas" else ""
-    lines = [f"{ctype} {name}[{max(call.size, 1)}] = {{0}};"]
+    size = num(max(call.size, 1))
+    lines = [f"{ctype} {name}[{size}];", f"for (int64_t z = 0; z < {size}; z++) {name}[z] = 0;"]
     if pl.kind == "noblas":
-        lines.append(f"gl_mm_noblas_{ctype}({pl.m}, {pl.n}, {pl.p}, {a}, {pl.a[0]}, {pl.a[1]}, {b}, {pl.b[0]}, "
-                     f"{pl.b[1]}, {name}, {pl.out[0]}, {pl.out[1]});")
+        lines.append(f"gl_mm_noblas_{ctype}({num(pl.m)}, {num(pl.n)}, {num(pl.p)}, {a}, {num(pl.a[0])}, "
+                     f"{num(pl.a[1])}, {b}, {num(pl.b[0])}, {num(pl.b[1])}, {name}, {num(pl.out[0])}, "
+                     f"{num(pl.out[1])});")
     elif pl.kind == "dot":
-        lines.append(f"{name}[0] = gl_mm_dot_{ctype}({f}, {pl.n}, {a}, {pl.args[0]}, {b}, {pl.args[1]});")
+        lines.append(f"{name}[0] = gl_mm_dot_{ctype}({f}, {num(pl.n)}, {a}, {num(pl.args[0])}, {b}, "
+                     f"{num(pl.args[1])});")
     elif pl.kind == "gemv":
         swap, col_major, lda, incx, incy, m, n = pl.args
         matrix, vector = (b, a) if swap else (a, b)
-        lines.append(f"gl_mm_gemv_{ctype}({f}, {col_major}, {m}, {n}, {matrix}, {lda}, {vector}, {incx}, {name}, "
-                     f"{incy});")
+        lines.append(f"gl_mm_gemv_{ctype}({f}, {num(col_major)}, {num(m)}, {num(n)}, {matrix}, {num(lda)}, "
+                     f"{vector}, {num(incx)}, {name}, {num(incy)});")
     else:
         trans1, trans2, lda, ldb, ldc = pl.args
-        lines.append(f"gl_mm_gemm_{ctype}({f}, {trans1}, {trans2}, {pl.m}, {pl.p}, {pl.n}, {a}, {lda}, {b}, {ldb}, "
-                     f"{name}, {ldc});")
+        lines.append(f"gl_mm_gemm_{ctype}({f}, {num(trans1)}, {num(trans2)}, {num(pl.m)}, {num(pl.p)}, "
+                     f"{num(pl.n)}, {a}, {num(lda)}, {b}, {num(ldb)}, {name}, {num(ldc)});")
     return lines, _helpers(ctype, blas.int_type)[pl.kind]
 
 
