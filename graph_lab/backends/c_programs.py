@@ -238,8 +238,10 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
                 if s.value.node in s.nodes:
                     windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
-    for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
-        if node.op in STENCIL_OPS and id(node) not in claimed and node.output.type.ndim and \
+    # (readers first: a temporary is read by statements and temporaries only; a 0-d one too, as durbin's alpha
+    # and beta, which statements before and after the one writing them read)
+    for node in reversed(graph.nodes):
+        if node.op in STENCIL_OPS and id(node) not in claimed and \
                 id(node.output) not in returned and node.output.users and \
                 all(id(u) in claimed for u in node.output.users):
             s = _statement(node, returned, position, True, windows)

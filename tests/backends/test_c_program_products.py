@@ -136,7 +136,7 @@ def test_random_product_statements_use_every_path():
 
 
 KERNELS = ["forward_substitution", "back_substitution", "lu_rows", "cholesky_rows", "gram_schmidt", "doitgen",
-           "trmm_upper", "covariance_rows", "syrk_lower"]
+           "trmm_upper", "covariance_rows", "syrk_lower", "durbin"]
 
 
 def _compare(fn, args, cf):
