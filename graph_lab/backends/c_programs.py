@@ -37,19 +37,17 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op
-from ..ops.aliasing import returns_fresh
 from .c_kernels import literal_ok
-from .cost import GroupCost
+from .c_statement_matmul import MANY_PRODUCTS, PRODUCT_CALLS, MatmulCall, matmul_leaf, operand_views
+from .cost import MIN_ELEMENTS, GroupCost
+from .program_layouts import Layout, is_buffer, read_layout, view_layout
+from .program_memory import interval, needs_scratch, overlap, place_temporaries
 from .reordering import SHAPE_ONLY, first_stale
 from .c_statement_ops import computes, leaf_dtype, leaves_ok, statement_dtype_ok
 from .scan_statements import scan_statements
 from .returned_temporaries import leaves_the_call, may_leave
-from .roll_reads import is_rolled, reads_rolls, rolled_read
+from .roll_reads import reads_rolls, rolled_read
 from .stencil import _c_strides, _layout
-
-Layout = tuple[int, tuple[int, ...]]
-"""(offset, strides) in elements of a buffer, one stride per loop axis."""
-
 
 @dataclass(eq=False)
 class Statement:
@@ -73,6 +71,8 @@ class Statement:
     """The result is a new array the call makes (an update not in place, a temporary)."""
     scratch: bool = False
     """The right-hand side reads the written buffer elsewhere: computed into scratch first."""
+    matmuls: dict[Value, MatmulCall] = field(default_factory=dict)
+    """The products of views of buffers the statement computes first (``c_statement_matmul``), by result."""
 
     @property
     def base(self) -> Value | None:
@@ -93,6 +93,16 @@ class Statement:
     @property
     def elements(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def work(self) -> int:
+        """The elements the statement computes: its slice's, and its products' multiply-adds."""
+        return self.elements + sum(c.work for c in self.matmuls.values())
+
+    def sources(self) -> list[Value]:
+        """The buffers and numbers the statement reads (a product's operands for the product)."""
+        return [source for leaf, (source, _) in self.leaves.items() if leaf not in self.matmuls] + \
+            [source for c in self.matmuls.values() for source, _ in c.operands]
 
     def ops(self) -> int:
         return sum(1 for n in self.nodes if n.op != Op.ROLL)  # (a roll is read in place; every other node computes)
@@ -123,6 +133,12 @@ class Program:
     """The loaded C function, once compiled."""
     trips: int = 1
     """How many times one call runs the statements (a loop body's program: ``c_loops``)."""
+    internal: dict[Value, int] = field(default_factory=dict)
+    """The temporaries among ``made`` that only the program reads -> their byte offset in the memory block the
+    call allocates for them (``program_memory``): not returned."""
+    arena_bytes: int = 0
+    table: object = None
+    """The statements' integers, as the array the C function reads them from (``c_program_code._Numbers``)."""
 
     @property
     def call_name(self) -> str:
@@ -160,20 +176,29 @@ class Program:
     def results(self) -> list[Value]:
         return [s.result for s in self.statements]
 
+    def worth_a_call(self) -> bool:
+        """Enough elements for a C call to pay (``MIN_ELEMENTS``), or products enough that NumPy's calls for them
+        cost more than one C call whatever their size."""
+        products = sum(len(s.matmuls) for s in self.statements) * self.trips
+        return self.elements >= MIN_ELEMENTS or products >= MANY_PRODUCTS
+
     @property
     def elements(self) -> int:
-        """The elements one call writes, over all its iterations."""
-        return sum(s.elements for s in self.statements) * self.trips
+        """The elements one call computes (a product's multiply-adds count too), over all its iterations."""
+        return sum(s.work for s in self.statements) * self.trips
 
     def cost(self) -> GroupCost:
         """NumPy runs each op and each write as a call over its slice; the function reads each operand and
         writes each result once (a scratch statement twice); all of it once per iteration."""
-        size, item = max(self.elements, 1), self.statements[0].dtype.itemsize
+        size, item = max(self.elements, MIN_ELEMENTS if self.worth_a_call() else 1), self.statements[0].dtype.itemsize
         calls = sum(s.ops() + (s.base is not None) for s in self.statements) * self.trips
-        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips
+        products = [c for s in self.statements for c in s.matmuls.values()]
+        calls += sum(PRODUCT_CALLS for _ in products) * self.trips
+        product_bytes = sum(c.bytes for c in products) * self.trips
+        numpy_bytes = sum((3 * s.ops() + 2) * s.elements * item for s in self.statements) * self.trips + product_bytes
         kernel_bytes = sum((len(s.leaves) + 1 + 2 * s.scratch) * s.elements * item
-                           for s in self.statements) * self.trips
-        arithmetic = sum(s.ops() * s.elements for s in self.statements) * self.trips / size
+                           for s in self.statements) * self.trips + product_bytes
+        arithmetic = sum(s.ops() * s.elements + s.work - s.elements for s in self.statements) * self.trips / size
         # (each number is made a one-element array and each new array allocated, a NumPy call each, per call)
         return GroupCost(size, calls, numpy_bytes, (), arithmetic, len(self.bases) + len(self.made), kernel_bytes,
                          copies=len(self.scalars) + len(self.made))
@@ -194,9 +219,11 @@ class Program:
 
 
 def updated_elements(graph: Graph) -> int:
-    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them)."""
+    """An upper bound of the elements all of a graph's statements write (a cheap test before looking for them);
+    at least ``MIN_ELEMENTS`` with ``MANY_PRODUCTS`` products, which may be worth one call whatever their size."""
     sizes = (n.inputs[0].type.size for n in graph.nodes if n.op == Op.INDEX_UPDATE)
-    return sum(size for size in sizes if type(size) is int)
+    products = sum(n.op == Op.MATMUL for n in graph.nodes)
+    return sum(size for size in sizes if type(size) is int) + (MIN_ELEMENTS if products >= MANY_PRODUCTS else 0)
 
 
 def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] = frozenset()) -> dict[int, Statement]:
@@ -207,16 +234,18 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
     position = {id(n): i for i, n in enumerate(graph.nodes)}
     found, windows = {}, {}
     for node in graph.nodes:
-        if node.op == Op.INDEX_UPDATE and node.inputs[0].type.ndim and _is_buffer(node.inputs[0]):
+        if node.op == Op.INDEX_UPDATE and node.inputs[0].type.ndim and is_buffer(node.inputs[0]):
             s = _statement(node, returned, position, id(node) not in in_place, windows, apart)
             if s is not None:
                 found[id(node)] = s
                 if s.value.node in s.nodes:
                     windows[s.value] = node
     claimed = {id(n) for s in found.values() for n in s.nodes} | set(found)
-    for node in reversed(graph.nodes):  # (readers first: a temporary is read by statements and temporaries only)
+    # (readers first: a temporary is read by statements and temporaries only; a 0-d one too, as durbin's alpha
+    # and beta, which statements before and after the one writing them read)
+    for node in reversed(graph.nodes):
         if len(node.outputs) == 1 and computes(node.output, node.output.type.shape, node.output.type.dtype) and \
-                id(node) not in claimed and node.output.type.ndim:
+                id(node) not in claimed:
             read_by_statements = id(node.output) not in returned and node.output.users and \
                 all(id(u) in claimed for u in node.output.users)
             s = _statement(node, returned, position, True, windows) if read_by_statements or \
@@ -224,7 +253,7 @@ def find_statements(graph: Graph, in_place: dict[int, Value], apart: set[Value] 
             if s is not None and (read_by_statements or leaves_the_call(s, found)):  # (returned_temporaries)
                 found[id(node)] = s
                 claimed |= {id(n) for n in s.nodes} | {id(node)}
-    found.update(scan_statements(graph, found, claimed, _read_layout, Statement))
+    found.update(scan_statements(graph, found, claimed, read_layout, Statement))
     return found
 
 
@@ -275,19 +304,29 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
                 inside.add(id(n))
                 del shared[n.output]
     leaves += list(shared)
-    read, views = {}, []
+    read, views, matmuls = {}, [], {}
+    tree = {id(n) for n in nodes}
     for leaf in dict.fromkeys(leaves):
+        own = all(id(u) in tree for u in leaf.users) or (leaf is value and update is not None and
+                                                         _read_in_window(value, update, shape, apart))
+        call = matmul_leaf(leaf, dtype, is_buffer) if own and leaf not in windows else None
+        if isinstance(call, MatmulCall):
+            matmuls[leaf] = call
+            read[leaf] = (leaf, (0, _c_strides(shape) if leaf.type.shape else (0,) * len(shape)))
+            nodes.append(leaf.node)
+            views += operand_views(call)
+            continue
         writer = windows.get(leaf)
         read_as = leaf_dtype(leaf, dtype)
-        rolled = rolled_read(leaf, shape, read_as, _read_layout) if leaf.node.op == Op.ROLL and writer is None and \
+        rolled = rolled_read(leaf, shape, read_as, read_layout) if leaf.node.op == Op.ROLL and writer is None and \
             leaf.node.inputs[0] not in windows and all(id(u) in inside for u in leaf.users) else None
         if rolled is not None:  # (the roll is computed in the statement: read in place, with its wrap-around)
             read[leaf] = rolled
             nodes.append(leaf.node)
             views += [v.node for v in leaf.node.inputs if v is not rolled[0]]
             continue
-        where = _read_layout(leaf, shape, read_as) if writer is None else \
-            _view_layout(writer.output, writer.attrs["key"], leaf.type, shape, read_as)
+        where = read_layout(leaf, shape, read_as) if writer is None else \
+            view_layout(writer.output, writer.attrs["key"], leaf.type, shape, read_as)
         if where is None:
             return None
         read[leaf] = where
@@ -296,30 +335,7 @@ def _statement(node: Node, returned: set[int], position: dict[int, int], made: b
     if not leaves_ok(nodes, read, dtype):
         return None
     nodes.sort(key=lambda n: position[id(n)])
-    return Statement(node, shape, dtype, nodes, read, views, literals, write, made)
-
-
-def _read_layout(leaf: Value, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
-    """Where a leaf's elements are: a static view of a value, the value itself, or a 0-d scalar."""
-    t = leaf.type
-    if t.weak is not None:
-        return (leaf, (0, (0,) * len(shape))) if t.weak in (int, float) and leaf.node.op == Op.INPUT else None
-    if t.dtype != dtype or t.shape not in (shape, ()):
-        return None
-    if leaf.node.op == Op.INDEX and len(leaf.node.inputs) == 1:
-        return _view_layout(leaf.node.inputs[0], leaf.node.attrs["key"], t, shape, dtype)
-    if not t.shape and not _is_buffer(leaf):
-        return leaf, (0, (0,) * len(shape))  # a 0-d value: passed as a scalar
-    return (leaf, (0, _c_strides(shape) if t.shape else (0,) * len(shape))) if _is_buffer(leaf) else None
-
-
-def _view_layout(source: Value, key, t, shape: tuple[int, ...], dtype) -> tuple[Value, Layout] | None:
-    """Where ``source[key]`` (of type ``t``) is in ``source``'s buffer, read over a loop nest of ``shape``."""
-    layout = _layout(source.type.shape, key)
-    if layout is None or layout[2] != t.shape or t.shape not in (shape, ()) or t.dtype != dtype:
-        return None
-    strides = layout[1] if t.shape else (0,) * len(shape)
-    return (source, (layout[0], strides)) if _is_buffer(source) else None
+    return Statement(node, shape, dtype, nodes, read, views, literals, write, made, matmuls=matmuls)
 
 
 def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: set[Value]) -> bool:
@@ -328,39 +344,6 @@ def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: s
     return value not in apart and value.type.shape == shape and \
         all(u is update or u.op == Op.INDEX_UPDATE or computes(u.output, shape, update.output.type.dtype)
             for u in value.users)
-
-
-def _is_buffer(v: Value) -> bool:
-    """An array with memory of its own (an input, a constant, a new result, an update of one): never a view."""
-    return v.node.op in (Op.INPUT, Op.CONST) or returns_fresh(v.node)
-
-
-def _interval(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """The lowest and highest element a layout touches (None when it touches none)."""
-    if any(n == 0 for n in shape):
-        return None
-    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
-    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
-    return low, high
-
-
-def needs_scratch(s: Statement, buffer_of: dict[Value, int]) -> bool:
-    """True when the right-hand side reads elements of the written buffer other than, at each iteration, the one
-    the iteration writes (NumPy reads the whole right-hand side before writing)."""
-    if s.made:
-        return False  # (new memory: nothing reads it yet)
-    written = buffer_of[s.base]
-    target = _interval(*s.write, s.shape)
-    for source, layout in s.leaves.values():
-        offset, strides = layout[0], layout[1]
-        if buffer_of.get(source) != written or target is None:
-            continue
-        if (offset, strides) == s.write and not is_rolled(layout):
-            continue  # element for element: each is read before it is written
-        read = _interval(offset, strides, s.shape)
-        if read is not None and read[0] <= target[1] and target[0] <= read[1]:
-            return True
-    return False
 
 
 # --- runs of statements, checked against the graph's order
@@ -389,7 +372,8 @@ def find_programs(graph: Graph, in_place: dict[int, Value], taken: set[int] = fr
         dropped.add(id(bad.node))
     programs = []
     for run in runs:
-        if all(s.base is None and not reads_rolls(s.leaves) for s in run) or not any(s.ops() for s in run):
+        if all(s.base is None and not reads_rolls(s.leaves) for s in run) or \
+                not any(s.ops() or s.matmuls for s in run):
             continue  # temporaries alone are the partition's elementwise groups (unless they read rolls, which
             # groups do not); copies alone cost NumPy no more
         programs.append(_program(graph, run, len(programs), numbers))
@@ -443,20 +427,16 @@ def _unread_windows(runs: list[list[Statement]]) -> set[Value]:
         for i, u in enumerate(run):
             if u.base is None or u.value.node not in u.nodes:
                 continue
-            window = _interval(*u.write, u.shape)
+            window = interval(*u.write, u.shape)
             for reader in u.value.users:
                 k = statement_of.get(id(reader), -1)
                 if reader is u.node:
                     continue
                 if k <= i or run[k].leaves.get(u.value, (None,))[0] is not u.result or any(
-                        roots[t.result] is roots[u.result] and _overlap(_interval(*t.write, t.shape), window)
+                        roots[t.result] is roots[u.result] and overlap(interval(*t.write, t.shape), window)
                         for t in run[i + 1:k]):
                     unread.add(u.value)
     return unread
-
-
-def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
-    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
 
 
 def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statement]]) -> Statement | None:
@@ -474,7 +454,7 @@ def _simulate(graph: Graph, in_place: dict[int, Value], runs: list[list[Statemen
 def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, int]) -> Program:
     buffers, made, scalars, buffer_of = [], [], [], {}
     for s in run:
-        for v in [*(source for source, _ in s.leaves.values()), *([s.base] if s.base is not None else [])]:
+        for v in [*s.sources(), *([s.base] if s.base is not None else [])]:
             if v in buffer_of:
                 continue
             if v.type.ndim == 0:
@@ -502,4 +482,6 @@ def _program(graph: Graph, run: list[Statement], index: int, numbers: dict[int, 
     order = {id(n): i for i, n in enumerate(graph.nodes)}
     absorbed = sorted(views + [n for s in run for n in s.execution()], key=lambda n: order[id(n)])
     updates = [numbers[id(s.node)] for s in run if s.node.op == Op.INDEX_UPDATE] or [0]
-    return Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)
+    p = Program(index, run, buffers, made, scalars, buffer_of, (updates[0], updates[-1]), absorbed)
+    p.internal, p.arena_bytes = place_temporaries(run, {id(n) for n in absorbed}, {id(v) for v in graph.outputs})
+    return p

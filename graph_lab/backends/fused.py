@@ -385,7 +385,7 @@ def _decided_loop_nests(graph: Graph, options: FusedOptions, donated) -> list:
     if options.fuse == "never":
         return []
     found = [p for p in find_programs(graph, in_place_updates(graph, donated), trips=trips())
-             if options.fuse == "always" or p.elements >= cost.MIN_ELEMENTS]
+             if options.fuse == "always" or p.worth_a_call()]
     if not found or _engine(options).toolchain is None:
         return []
     calibration = _engine(options).calibration() if options.fuse == "auto" else None

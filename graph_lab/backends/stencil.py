@@ -13,7 +13,7 @@ import numpy as np
 from ..ops import Op
 from ..ops.indexing import Slice
 
-STENCIL_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV})
+STENCIL_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.NEG, Op.SQRT})
 """The ops a stencil statement computes: C's float arithmetic is NumPy's for them (``-ffp-contract=off``)."""
 FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 

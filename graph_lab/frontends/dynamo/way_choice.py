@@ -277,7 +277,7 @@ def facts_of(events) -> GraphFacts:
         copied = [seg.graph.outputs[k] for _, k in seg.writebacks][in_place:]
         writebacks += len(copied)
         written += sum(_nbytes(v.type) for v in copied)
-        for group in getattr(compiled, "kernels", ()):
+        for group in [*getattr(compiled, "kernels", ()), *getattr(compiled, "stencils", ())]:  # (C programs too)
             decision = group.decision
             if decision.numpy_seconds == decision.numpy_seconds:  # (not NaN)
                 savings += decision.numpy_seconds - decision.kernel_seconds
