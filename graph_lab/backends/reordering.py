@@ -31,8 +31,9 @@ class Versions:
         self.latest: dict[Value, Value] = {}
 
     def define(self, node: Node) -> None:
-        if node.op == Op.INDEX_UPDATE and id(node) in self.in_place:
-            root = self.root.get(node.inputs[0], node.inputs[0])
+        base = self.in_place.get(id(node))  # an update, a masked write or a ufunc written into an operand's buffer
+        if base is not None and (node.op == Op.INDEX_UPDATE or self.alias.get(base) == frozenset([base])):
+            root = self.root.get(base, base)  # (a ufunc written into a window is the window's update: not here)
             out = node.outputs[0]
             self.root[out], self.alias[out], self.latest[root] = root, frozenset([out]), out
             return
