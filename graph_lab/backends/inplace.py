@@ -231,6 +231,23 @@ def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, st
     return code, f"{out.type}   written into the memory of {ctx.var(base)}"
 
 
+def copied_update_statement(node: Node, ctx) -> tuple[str, str] | None:
+    """``(v9 := np.array(v2, copy=True))[1:-1] = v8``: an update that may not write into its base (a constant,
+    such as a ``zeros_like`` folded by ``fold``; an argument; an old value read later) copies the base, as
+    ``index_update``'s implementation does, then writes by subscript, as eager code writes into a fresh array.
+    (The implementation turns the key into slices on every call: 1-4 us a write, measured.) None when the key
+    has no subscript form (index arrays read by ``np.add.at``, spans checked at run time)."""
+    base, out = node.inputs[0], node.output
+    if node.attrs.get("mode") is not None or base.type.ndim == 0:
+        return None
+    target = python_source._emit_subscript(node, ctx)
+    if not target.startswith(f"{ctx.var(base)}["):
+        return None
+    copy = f"({ctx.var(out)} := np.array({ctx.var(base)}, copy=True))"
+    return f"{copy}{target[len(ctx.var(base)):]} = {ctx.var(node.inputs[1])}", \
+        f"{out.type}   a copy of {ctx.var(base)}, written"
+
+
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:
     """``v4 = where_into(v6, v8, v4)``: ``where(mask, value, x)`` written into ``x``'s memory, as eager code's
     ``x[mask] = value[mask]`` writes it; the result is ``x``, so later lines read it by ``x``'s name. Into a

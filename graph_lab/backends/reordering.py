@@ -52,8 +52,9 @@ class Versions:
     def reads_ok(self, node: Node) -> bool:
         if node.op not in SOURCE_OPS and may_be_view(node):
             return True  # a view reads nothing yet: its reader does
-        inputs = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs
-        return all(self.current(v) for v in inputs)
+        if node.op in SHAPE_ONLY:  # (its first operand is read for its shape: computed, in any version)
+            return node.inputs[0] in self.alias and all(self.current(v) for v in node.inputs[1:])
+        return all(self.current(v) for v in node.inputs)
 
 
 def first_stale(graph: Graph, in_place: dict[int, Value], moves: list[tuple[list[Node], Node]]):

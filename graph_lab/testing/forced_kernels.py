@@ -1,0 +1,134 @@
+"""The fuzzer's programs with every fused kernel and every C program forced, judged bit for bit.
+
+The cost model leaves the generator's small arrays to NumPy calls, so F1 never runs a fused C kernel or a C
+program (``backends/c_programs.py``). These ways compile each graph with ``fuse="always"`` (every elementwise
+group a kernel, every run of slice updates a C program, buffers planned at every size), through
+
+- ``compile()`` as a user's call makes it: each segment's graph with its write-backs *donated*, so the graph
+  writes into the caller's arrays in place (``backends/inplace.py``) and the C programs update them;
+- ``trace``, for graphs without writes.
+
+A kernel computes ``+ - * /``, comparisons, casts, sums and the rest bit for bit as NumPy does; only its calls of
+libm's transcendental functions (``TRANSCENDENTAL``) may differ, within the fused backend's documented bounds
+(``backends/tolerance.py``). So a program whose graphs hold none of those ops is compared exactly; one that does
+and differs is judged by that bound (``judge``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+import numpy as np
+
+from ..backends.compiled import compile_captured, compile_graph
+from ..backends.options import FusedOptions
+from ..backends.tolerance import GRAPH_ULP, mismatches
+from ..frontends.dynamo.mutation import donated_inputs
+from ..frontends.dynamo.runtime import CompiledFunction
+from .differential import Verdict, default_calls, differential, observe_calls
+from .program import Program
+from .ways import FRONTENDS, PIPELINES, Backend, Frontend, GraphCompiler, Way, _CompiledWith, way as way_named
+
+FORCED = FusedOptions(fuse="always", min_buffer_bytes=0)
+"""Every group a kernel and every statement run a C program, whatever their size."""
+
+TRANSCENDENTAL = frozenset({"exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "pow", "sigmoid", "gelu", "std",
+                            "softmax", "log_softmax", "isfinite", "isinf"})
+"""Ops whose kernels call libm (``c_kernels.VECTOR_MATH`` and the ops written with it; the row kernels), where
+results may differ from NumPy's in the last bits. (``isfinite``/``isinf`` call libm too, and ``std`` its
+``sqrt`` of a sum: listed so that a difference there is judged by the table, not silently forgiven.)"""
+
+
+RAN: Counter = Counter()
+"""Graphs compiled in this process, and how many of them call C kernels and C programs (the suite's figures)."""
+
+
+def _counted(compiled):
+    RAN["graphs"] += 1
+    RAN["graphs with C kernels"] += bool(getattr(compiled, "kernels", ()))
+    RAN["graphs with C programs"] += bool(getattr(compiled, "stencils", ()))
+    return compiled
+
+
+def _forced_graph(graph) -> Callable[[dict], list]:
+    compiled = _counted(compile_graph(graph, backend="fused", passes="none", options=FORCED))
+    return lambda inputs: compiled(**inputs)
+
+
+class _CompiledForced(_CompiledWith):
+    """``compile(fn)`` with each segment's graph through the ``exact`` passes and the fused backend with
+    everything forced, its written-back inputs donated as compile() donates them."""
+
+    def __init__(self, fn: Callable, compiler: GraphCompiler):
+        CompiledFunction.__init__(self, fn, "codegen")  # (the graph compile() makes first is replaced)
+        self.compiler = compiler
+
+    def _capture(self, offset, inputs):
+        seg = super(_CompiledWith, self)._capture(offset, inputs)
+        self.compiler.ops |= {str(node.op) for node in seg.graph.nodes}
+        seg.runner = _counted(compile_captured(seg.graph, backend="fused", passes="exact", verify=False,
+                                               options=FORCED, donated=donated_inputs(seg))).run
+        return seg
+
+
+_COMPILE = Frontend("compile", _CompiledForced, keeps_side_effects=True, sees_python_state=True,
+                    writes_arguments=True)
+
+
+_BACKEND = Backend("fused_always", _forced_graph)
+FORCED_WAYS = [Way(_COMPILE, PIPELINES["exact"], _BACKEND), Way(FRONTENDS["trace"], PIPELINES["none"], _BACKEND)]
+"""compile() and trace with every kernel and C program forced, compared bit for bit (``judge`` re-judges)."""
+
+
+def judge(program: Program) -> Verdict:
+    """Run ``program`` through the forced ways, exactly; a way that differs having compiled an op of
+    ``TRANSCENDENTAL`` is judged again by ``within_fused_bound`` (``outcome.tolerant``)."""
+    calls = default_calls(program)
+    verdict = differential(program, FORCED_WAYS, calls)
+    if verdict.discarded:
+        return verdict
+    for outcome in verdict.outcomes:
+        if outcome.status == "mismatch" and outcome.ops & TRANSCENDENTAL:
+            outcome.tolerant = True
+            problem = within_fused_bound(program, way_named(outcome.way), calls)
+            outcome.status, outcome.detail = ("ok", "") if problem is None else ("mismatch", problem)
+    return verdict
+
+
+def within_fused_bound(program: Program, w: Way, calls) -> str | None:
+    """Why ``w``'s results or final arguments are not within the fused backend's documented bound of eager's
+    (``GRAPH_ULP["fused"]`` ulps of ``max(|value|, 1)``, in the precision of the program's narrowest float
+    argument: a float32 result read as a Python float keeps float32's precision), or None. Printing and the
+    other effects must be equal."""
+    narrow = min((a.dtype for c in calls for a in c.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"),
+                 key=lambda d: d.itemsize, default=np.dtype(np.float64))
+    eager = observe_calls(program.namespace(), calls)
+    try:
+        got = observe_calls(program.namespace(), calls, w.build)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    for k, (want, have) in enumerate(zip(eager, got)):
+        if want.printed != have.printed or want.state != have.state:
+            return f"call {k}: printing or state differ"
+        for what, a, b in (("result", want.result, have.result), ("arguments", want.args, have.args)):
+            problem = _leaves_within(a, b, narrow)
+            if problem:
+                return f"call {k}, {what}: {problem}"
+    return None
+
+
+def _leaves_within(want, got, narrow: np.dtype) -> str | None:
+    if isinstance(want, dict) and isinstance(got, dict) and list(want) == list(got):
+        return next((p for k in want if (p := _leaves_within(want[k], got[k], narrow))), None)
+    if isinstance(want, (list, tuple)) and type(want) is type(got) and len(want) == len(got):
+        return next((p for a, b in zip(want, got) if (p := _leaves_within(a, b, narrow))), None)
+    w, g = np.asarray(want), np.asarray(got)  # (a frontend that is not strict may give a 0-d array for a float)
+    python = isinstance(want, (bool, int, float, complex)) or isinstance(got, (bool, int, float, complex))
+    if w.shape != g.shape or (w.dtype != g.dtype and not python):
+        return f"{g.dtype}{list(g.shape)} where eager gives {w.dtype}{list(w.shape)}"
+    if w.dtype.kind not in "fc":
+        return None if np.array_equal(w, g) else f"{got!r:.80} where eager gives {want!r:.80}"
+    precision = narrow if narrow.itemsize < w.dtype.itemsize else w.dtype
+    problems = mismatches(g.astype(precision), w.astype(precision), GRAPH_ULP["fused"])
+    return "; ".join(problems) or None
