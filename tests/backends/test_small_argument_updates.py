@@ -1,4 +1,6 @@
-"""``x += v`` into a caller's small array (< 32 KiB) is computed in that array, as eager code computes it.
+"""``x += v`` into a caller's small array (< 32 KiB) is computed in that array, as eager code computes it; an
+update that cannot write into its base (a folded ``zeros_like``) copies it and writes by subscript; an output
+copy a pass adds is made where its value is, so it does not keep an update from writing in place.
 
 The chain of writes to an argument's final value may hold ufunc lines (``np.add(v0, v3, out=v0)``) beside
 updates and masked writes (``inplace.chain_operands``): the write-back then has nothing to copy. Each case is
@@ -39,12 +41,35 @@ def write_back_then_read(x, v):
     return y
 
 
+def wave(u_prev, u, c):
+    for _ in range(3):
+        u_next = np.zeros_like(u)  # (folded into one constant by the exact passes)
+        u_next[1:-1] = 2.0 * u[1:-1] - u_prev[1:-1] + c * c * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        u_prev[:] = u
+        u[:] = u_next
+
+
+def view_kept_by_simplify(x, v):
+    y = x[0:3] * 1  # (simplify: a view of x, copied as the output it is)
+    x += v
+    return y
+
+
+def view_read_after_the_write(x, v):
+    old = x[0:2]
+    x[1:3] = v[:2]
+    return old + x[2:4]
+
+
 CASES = {
     add_then_scale: lambda rng: (rng.random(8), rng.random(8)),
     wrap: lambda rng: (rng.random((20, 3)) * 10.0, rng.standard_normal((20, 3)), 10.0, 0.5),
     old_value_read_later: lambda rng: (rng.random((4, 5)), rng.random(5)),
     update_then_ufunc: lambda rng: (rng.random(6), rng.random(6)),
     write_back_then_read: lambda rng: (rng.random(10), rng.random(10)),
+    wave: lambda rng: (rng.random(12), rng.random(12), 0.5),
+    view_kept_by_simplify: lambda rng: (rng.random(9), rng.random(9)),
+    view_read_after_the_write: lambda rng: (rng.random(6), rng.random(6)),
 }
 
 
@@ -136,3 +161,17 @@ def test_aliasing_arguments_give_eagers_result():
         got, expected = cf(w[1:], w[:-1]), f(ew[1:], ew[:-1])  # overlapping windows
         np.testing.assert_array_equal(w, ew, strict=True)
         np.testing.assert_array_equal(got, expected, strict=True)
+
+
+def test_an_update_of_a_folded_zeros_like_copies_it_and_writes_by_subscript():
+    cf = _run_against_eager(wave, CASES[wave], "codegen")
+    source = _sources(cf)
+    assert source.count(":= np.array(v2, copy=True))[1:-1] = ") == 3 and "impl_index_update" not in source
+
+
+def test_an_output_copy_is_made_before_the_update_of_its_base():
+    cf = _run_against_eager(view_kept_by_simplify, CASES[view_kept_by_simplify], "codegen")
+    lines = [line.split("#")[0].strip() for line in _sources(cf).splitlines()]
+    copy = next(i for i, line in enumerate(lines) if "impl_copy(v2" in line)
+    add = next(i for i, line in enumerate(lines) if line.startswith("v") and "np.add(v0, v1, out=v0)" in line)
+    assert copy < add
