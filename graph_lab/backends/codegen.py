@@ -36,7 +36,7 @@ from ..ir.sizes import is_symbolic_graph
 from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import FRESH_FAMILIES, FRESH_OPS, returns_fresh  # noqa: F401  (codegen's names too)
 from . import python_source
-from .inplace import in_place_statement, in_place_updates, writes_in_place
+from .inplace import copied_update_statement, in_place_statement, in_place_updates, writes_in_place
 from .options import MIN_BUFFER_BYTES
 
 
@@ -407,18 +407,18 @@ def out_statement(plan: BufferPlan | None, scalars: dict[int, dict[int, np.ndarr
                   ) -> Callable[[Any, python_source._Context], tuple[str, str] | None] | None:
     """The ``statement`` hook of ``python_source.generate`` that adds ``out=`` to the planned lines (``plan``), passes
     the Python numbers of ``scalars`` (``scalar_operands``) as 0-d arrays and writes the updates of ``in_place``
-    into their base; None when it would change no line."""
+    into their base (and the other updates into a copy of it, by subscript)."""
     outs = plan.out if plan is not None else {}
     scalars = scalars or {}
     in_place = in_place or {}
 
     kept = plan.workspace if plan is not None else {}
-    if not outs and not scalars and not kept and not in_place:
-        return None  # every line is the usual one (as for most graphs of small arrays)
 
     def statement(node, ctx):
         if id(node) in in_place and node.op in (Op.INDEX_UPDATE, Op.WHERE):
             return in_place_statement(node, ctx, in_place)
+        if node.op == Op.INDEX_UPDATE:
+            return copied_update_statement(node, ctx)
         buffer, zero_d = outs.get(id(node)), scalars.get(id(node))
         if id(node) in kept:
             buffer = workspace_buffer(kept[id(node)], ctx)

@@ -11,7 +11,9 @@ its operand ``x`` (the result is ``x``'s array, written in place) when it is one
 - a ``where(mask, value, x)`` of ``x``'s shape and dtype with a bool mask (``np.copyto(x, value, where=mask)``: the
   elements the mask selects get ``value``'s, as ``x[mask] = value[mask]`` would give them);
 - a NumPy ufunc line with ``x`` among its operands, of the result's shape and dtype (``np.add(x, v, out=x)``, as
-  ``x += v`` runs: NumPy's ufuncs read an operand that overlaps ``out`` as if it had been copied first);
+  ``x += v`` runs: NumPy's ufuncs read an operand that overlaps ``out`` as if it had been copied first), on the
+  chain of updates to a donated input's final value (a fresh array that small is cheaper to allocate than to
+  pass ``out=``: ``codegen.plan_buffers`` decides for those from 32 KiB);
 
 and
 
@@ -44,6 +46,7 @@ from ..ops import SOURCE_OPS, Op
 from ..ops.aliasing import returns_fresh
 from ..ops.indexing import Slot, index_update_in_place
 from . import python_source
+from .python_source import numpy_ufunc
 from .view_writes import casts_alike, find_view_writes, writes_through
 
 _NEVER = 1 << 60
@@ -138,9 +141,23 @@ def update_operands(node: Node) -> list[Value]:
     return []
 
 
+def chain_operands(node: Node) -> list[Value]:
+    """``update_operands``, and for a ufunc line its array operands of the result's shape and dtype: the operands
+    it may update when it is on the chain to a donated input's final value (``x += v`` is ``np.add(x, v,
+    out=x)``)."""
+    found = update_operands(node)
+    if found or not node.outputs:
+        return found
+    ufunc = numpy_ufunc(node)
+    out = node.outputs[0].type
+    if ufunc is None or ufunc.nout != 1 or len(node.inputs) != ufunc.nin or out.ndim == 0:
+        return []
+    return [v for v in node.inputs if v.type.weak is None and v.type.shape == out.shape and v.type.dtype == out.dtype]
+
+
 def _writable(node: Node, i: int, roots, holder, live_end, writers) -> tuple[Value, Value] | None:
     """``(operand, buffer)``: the first operand ``node`` may update and the buffer it writes into, or None."""
-    for base in update_operands(node):
+    for base in update_operands(node) or (chain_operands(node) if id(node) in writers else ()):
         root = _writable_root(node, base, i, roots, holder, live_end, writers)
         if root is not None:
             return base, root
@@ -180,7 +197,7 @@ def _donated_chains(graph: Graph, donated: Mapping[str, int]) -> dict:
         chain, v = [], graph.outputs[index]
         while v is not start and v in reach:
             chain.append(v.node)
-            v = next(u for u in update_operands(v.node) if u in reach)
+            v = next(u for u in chain_operands(v.node) if u in reach)
         if v is start and chain:
             writers[("input", start)] = True
             for n in chain:
@@ -192,7 +209,7 @@ def _reachable_by_updates(graph: Graph, start: Value) -> set[Value]:
     """The values that a chain of update forms leads to from ``start`` (``start`` included)."""
     reach = {start}
     for node in graph.nodes:
-        if node.op not in SOURCE_OPS and any(u in reach for u in update_operands(node)):
+        if node.op not in SOURCE_OPS and any(u in reach for u in chain_operands(node)):
             reach.add(node.outputs[0])
     return reach
 
@@ -212,6 +229,23 @@ def in_place_statement(node, ctx, in_place: dict | None = None) -> tuple[str, st
         ctx.impls["update_in_place"] = index_update_in_place
         code = f"{ctx.var(out)} = update_in_place({', '.join(ctx.args(node) + ctx.kwargs(node.attrs))})"
     return code, f"{out.type}   written into the memory of {ctx.var(base)}"
+
+
+def copied_update_statement(node: Node, ctx) -> tuple[str, str] | None:
+    """``(v9 := np.array(v2, copy=True))[1:-1] = v8``: an update that may not write into its base (a constant,
+    such as a ``zeros_like`` folded by ``fold``; an argument; an old value read later) copies the base, as
+    ``index_update``'s implementation does, then writes by subscript, as eager code writes into a fresh array.
+    (The implementation turns the key into slices on every call: 1-4 us a write, measured.) None when the key
+    has no subscript form (index arrays read by ``np.add.at``, spans checked at run time)."""
+    base, out = node.inputs[0], node.output
+    if node.attrs.get("mode") is not None or base.type.ndim == 0:
+        return None
+    target = python_source._emit_subscript(node, ctx)
+    if not target.startswith(f"{ctx.var(base)}["):
+        return None
+    copy = f"({ctx.var(out)} := np.array({ctx.var(base)}, copy=True))"
+    return f"{copy}{target[len(ctx.var(base)):]} = {ctx.var(node.inputs[1])}", \
+        f"{out.type}   a copy of {ctx.var(base)}, written"
 
 
 def masked_statement(node: Node, ctx, in_place) -> tuple[str, str]:

@@ -51,9 +51,11 @@ def row_names(node: Any, code: str, numbering: dict, custom: bool) -> tuple[list
     names left of its ``=`` when they are names only."""
     are_arrays = bool(node.outputs) and node.outputs[0].type.ndim > 0
     if custom:
-        lhs = code.partition(" = ")[0]
-        return (names_in(lhs) if _NAMES_ONLY.fullmatch(lhs) else []), names_in(code), are_arrays
+        lhs, copied = code.partition(" = ")[0], _COPY_WRITTEN.match(code)  # (``(v9 := copy)[1:] = v8`` defines v9)
+        defined = names_in(lhs) if _NAMES_ONLY.fullmatch(lhs) else [copied.group(1)] if copied else []
+        return defined, names_in(code), are_arrays
     return [f"v{numbering[v]}" for v in node.outputs], [f"v{numbering[v]}" for v in node.inputs], are_arrays
 
 
 _NAMES_ONLY = re.compile(r"[v\d, ()]+")
+_COPY_WRITTEN = re.compile(r"\((v\d+) := ")

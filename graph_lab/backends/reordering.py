@@ -31,8 +31,9 @@ class Versions:
         self.latest: dict[Value, Value] = {}
 
     def define(self, node: Node) -> None:
-        if node.op == Op.INDEX_UPDATE and id(node) in self.in_place:
-            root = self.root.get(node.inputs[0], node.inputs[0])
+        base = self.in_place.get(id(node))  # an update, a masked write or a ufunc written into an operand's buffer
+        if base is not None and (node.op == Op.INDEX_UPDATE or self.alias.get(base) == frozenset([base])):
+            root = self.root.get(base, base)  # (a ufunc written into a window is the window's update: not here)
             out = node.outputs[0]
             self.root[out], self.alias[out], self.latest[root] = root, frozenset([out]), out
             return
@@ -51,8 +52,9 @@ class Versions:
     def reads_ok(self, node: Node) -> bool:
         if node.op not in SOURCE_OPS and may_be_view(node):
             return True  # a view reads nothing yet: its reader does
-        inputs = node.inputs[1:] if node.op in SHAPE_ONLY else node.inputs
-        return all(self.current(v) for v in inputs)
+        if node.op in SHAPE_ONLY:  # (its first operand is read for its shape: computed, in any version)
+            return node.inputs[0] in self.alias and all(self.current(v) for v in node.inputs[1:])
+        return all(self.current(v) for v in node.inputs)
 
 
 def first_stale(graph: Graph, in_place: dict[int, Value], moves: list[tuple[list[Node], Node]]):

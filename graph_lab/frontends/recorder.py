@@ -211,6 +211,8 @@ def _is_view(op: Op, attrs: dict, ndim: int) -> bool:
         # one (``x[..., -1]`` is a 0-d view). Writing into that scalar must not reach ``x``.
         all_integers = len(key) == ndim and all(type(k) is int or type(k) is At for k in key)
         return is_basic(key) and not all_integers
+    if op == Op.DIAG:  # (np.diag of a vector makes a new matrix; of a matrix, a read-only view of its diagonal)
+        return ndim == 2
     return opdef(op).view
 
 

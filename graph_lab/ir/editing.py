@@ -91,3 +91,11 @@ def insert_node(graph: Graph, position: int, op: Op | str, inputs: Iterable[Valu
 def _name(v: Value, numbering: dict[Value, int]) -> str:
     n = numbering.get(v)
     return f"%{n}" if n is not None else "a value outside the graph"
+
+
+def copy_where_made(graph: Graph, value: Value) -> Value:
+    """A ``copy`` of ``value`` (a graph output the passes made share memory), placed right after the node that
+    makes it rather than at the end: read there, it leaves a later update of the memory it shares free to write
+    in place (``y = x[0:3] * 1; x += v`` simplified to a view of ``x``: the three elements are copied before the
+    update, not the whole of ``x`` into a new array because the view is read at the end)."""
+    return graph.insert_after(value.node, Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output

@@ -14,6 +14,7 @@ all its operands. Outputs are compared by position and inputs by name, which bot
 
 from __future__ import annotations
 
+from ..ir.editing import copy_where_made
 from ..ir.graph import Graph, Value
 from ..ops import Op
 from ..ops.aliasing import may_be_view
@@ -80,7 +81,7 @@ def keep_outputs_apart(before: Graph, after: Graph) -> list[str]:
         merged = same_as is not None and before.outputs[same_as] is not before.outputs[i]
         shared = next((taken[r] for r in rs if r in taken and before_group[taken[r]] != before_group[i]), None)
         if new_source or merged or shared is not None:
-            copy = after.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
+            copy = copy_where_made(after, value)
             after.outputs[i] = copy
             rs = frozenset([copy])
             why = "an input or a constant" if new_source else f"output {same_as if merged else shared}"

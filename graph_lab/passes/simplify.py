@@ -14,6 +14,7 @@ changing it (the pipeline skips a pass that would not).
 
 from __future__ import annotations
 
+from ..ir.editing import copy_where_made
 from ..ir.graph import Graph, Node, Value
 from ..ops import Op
 from ..ops.aliasing import may_be_view
@@ -41,7 +42,7 @@ def _keep_outputs_fresh(graph: Graph, aliasing_before: set[int], views_before: s
     new_views = _view_outputs(graph) - views_before - aliasing_before
     for i in sorted((_aliasing_outputs(graph) - aliasing_before) | new_views):
         value = graph.outputs[i]
-        graph.outputs[i] = graph.add_node(Op.COPY, [value], {"keep_scalar": True}, value.node.loc).output
+        graph.outputs[i] = copy_where_made(graph, value)
         report.append(f"output {i} copied: a rewrite made it the same array as an input or another output")
 
 

@@ -80,6 +80,8 @@ def write(rng: random.Random, scope: list[Var], name) -> tuple[list[str], list[V
                        f"    {t.name}[0] = {t.name}[-1] * 0.5"],
                       ["for _ in range(4):", f"    {t.name}[1:] = {t.name}[1:] * 0.5 + {t.name}[:-1] * 0.25",
                        f"    {t.name}[:-1] = {t.name}[1:] * 0.25 + {t.name}[::-1][1:] * 0.5"]]
+        forms += statement_loops(t, [v for v in same_shape if v is not t and v.dtype == t.dtype
+                                     and t.lo <= v.lo and v.hi <= t.hi])
         if t.ndim == 2:  # np.einsum of one operand that only permutes it returns a view (found by the strict ways)
             forms += [[f"{v} = np.einsum('ij->ji', {t.name})", f"{v}[0] = {m}"]]
         # writes through a window that the backends compute in the window itself (``backends/view_writes.py``),
@@ -123,4 +125,26 @@ def integer_updates(t: Var, m: str, n: int) -> list[list[str]]:
                    f"    {t.name}[0] = {t.name}[-1] >> 1"],
                   ["for _ in range(2):", f"    {t.name}[1:-1] = (({t.name}[:-2] > {m}) & ({t.name}[2:] <= {m}))"
                    f".astype({t.name}.dtype) * {m}"]]
+    return forms
+
+
+def statement_loops(t: Var, within: list[Var]) -> list[list[str]]:
+    """Time loops of slice updates that C programs compute (``backends/c_programs.py``): stepped and reversed
+    windows, a statement reading the array it writes, two arrays updated from each other (``within``: arrays of
+    ``t``'s shape and dtype whose values lie in ``t``'s interval), a 2-D stencil. Weights add up to at most 1,
+    so the values stay in ``t``'s interval (which holds 0)."""
+    n, x = t.shape[0], t.name
+    if n < 4:
+        return []
+    forms = [["for _ in range(3):", f"    {x}[2::2] = {x}[:-2:2] * 0.5 + {x}[2::2] * 0.25",
+              f"    {x}[:0:-1] = {x}[1:] * 0.25 + {x}[:-1] * 0.5"],
+             ["for _ in range(2):", f"    {x}[1:-1] = ({x}[:-2] + {x}[1:-1] + {x}[2:]) * 0.25",
+              f"    {x}[1:] += ({x}[:-1] - {x}[1:]) * 0.25"]]
+    if within:
+        w = within[0].name
+        forms += [["for _ in range(3):", f"    {w}[1:-1] = ({x}[:-2] + {x}[2:]) * 0.5",
+                   f"    {x}[1:-1] = ({w}[:-2] + {w}[1:-1] + {w}[2:]) * 0.25"]]
+    if t.ndim == 2 and t.shape[1] >= 3:
+        forms += [["for _ in range(2):", f"    {x}[1:-1, 1:-1] = ({x}[:-2, 1:-1] + {x}[2:, 1:-1] + {x}[1:-1, :-2] + "
+                   f"{x}[1:-1, 2:]) * 0.25"]]
     return forms

@@ -312,4 +312,8 @@ def way(name: str) -> Way:
     for w in WAYS + USER_WAYS:
         if w.name == name:
             return w
+    from .forced_kernels import FORCED_WAYS  # (F9's ways: every kernel and C program forced)
+    for w in FORCED_WAYS:
+        if w.name == name:
+            return w
     raise KeyError(f"no way named {name!r}; the ways are {[w.name for w in WAYS]}")

@@ -78,7 +78,7 @@ def text_by_the_rule(code: python_source.PyCode) -> str:
     last, arrays = {}, set()
     types = {}  # name -> whether the node of the line that binds it gives an array (the graph's types)
     for line_code, _, node in code._body:
-        m = re.fullmatch(r"([v\d, ()]+) = (.*)", line_code)
+        m = re.fullmatch(r"([v\d, ()]+) = (.*)", line_code) or re.match(r"\((v\d+) := ()", line_code)
         if m and node is not None and not re.match(r"(inputs|params)\[", m.group(2)):
             for n in re.findall(r"v\d+", m.group(1)):
                 types.setdefault(n, node.outputs[0].type.ndim > 0)
@@ -86,6 +86,9 @@ def text_by_the_rule(code: python_source.PyCode) -> str:
         lhs = line.split(" = ", 1)[0]
         if re.fullmatch(r"    [v\d, ()]+", lhs) and not re.search(r"= (inputs|params)$", line):
             arrays.update(n for n in re.findall(r"v\d+", lhs) if types.get(n))
+        copied = re.match(r"    \((v\d+) := ", line)  # (a copy of an update's base, written by subscript)
+        if copied and types.get(copied.group(1)):
+            arrays.add(copied.group(1))
         for n in re.findall(r"\bv\d+\b", line):
             last[n] = i
     returned = set(re.findall(r"v\d+", tail))

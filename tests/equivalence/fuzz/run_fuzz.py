@@ -1,4 +1,4 @@
-"""Run the fuzz suites F1-F8 and print their figures: ``python3 dev.py fuzz`` (large counts) or
+"""Run the fuzz suites F1-F9 and print their figures: ``python3 dev.py fuzz`` (large counts) or
 ``python3 dev.py fuzz --quick`` (the fixed-seed samples CI runs). ``--suite F1`` runs one suite."""
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from tests.equivalence.fuzz import suite_f5_guards as f5
 from tests.equivalence.fuzz import suite_f6_side_effects as f6
 from tests.equivalence.fuzz import suite_f7_malformed as f7
 from tests.equivalence.fuzz import suite_f8_injection as f8
+from tests.equivalence.fuzz import suite_f9_forced_kernels as f9
 
 # suite -> (run, large count, CI sample count). The count is programs, except: F3 a budget of programs per
-# planted bug, F7 mutated texts and mutated saved files each, F8 rounds over every payload.
+# planted bug, F7 mutated texts and mutated saved files each, F8 rounds over every payload. F9 compiles C for
+# every graph (about a second per program).
 SUITES = {
     "F1": (f1.run, 10_000, 40),
     "F2": (f2.run, 2_000, 60),
@@ -27,6 +29,7 @@ SUITES = {
     "F6": (f6.run, 2_000, 30),
     "F7": (f7.run, 100_000, 600),
     "F8": (f8.run, 3, 1),
+    "F9": (f9.run, 3_000, 16),
 }
 SEED = 20260603
 
@@ -43,7 +46,7 @@ def main(argv: list[str]) -> int:
     for name in args.suite or SUITES:
         run, large, quick = SUITES[name]
         count = args.count or (quick if args.quick else large)
-        figure = run(count, args.seed, jobs=args.jobs) if name == "F1" else run(count, args.seed)
+        figure = run(count, args.seed, jobs=args.jobs) if name in ("F1", "F9") else run(count, args.seed)
         print(figure.text(), flush=True)
         print(flush=True)
         if not figure.ok:

@@ -64,12 +64,7 @@ def run_chunk(seeds: range, options: Options = Options()) -> dict:
 def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Figure:
     figure = Figure("F1 differential")
     with Timer() as timer:
-        chunks = [range(s, min(s + 250, seed + count)) for s in range(seed, seed + count, 250)]
-        if jobs > 1:
-            with ProcessPoolExecutor(jobs) as pool:
-                parts = list(pool.map(run_chunk, chunks))
-        else:
-            parts = [run_chunk(c) for c in chunks]
+        parts = in_chunks(run_chunk, seed, count, jobs)
         tally = sum((p["tally"] for p in parts), Counter())
         ops = set().union(*(p["ops"] for p in parts))
         failures = [f for p in parts for f in p["failures"]]
@@ -93,11 +88,25 @@ def run(count: int, seed: int = 0, jobs: int = 1, shrink_at_most: int = 3) -> Fi
                                                      for w in WAYS if w.pipeline.name == "none" and
                                                      w.backend.name == "interpret"))
         figure.add("ops of the table exercised", f"{len(ops & table_ops)} of {len(table_ops)}")
-        for failure_seed, way_name in failures[:shrink_at_most]:
-            figure.failures.append(_reproduce(failure_seed, way_name))
-        figure.failures += [f"seed {s}: {w}" for s, w in failures[shrink_at_most:]]
+        add_failures(figure, failures, _reproduce, shrink_at_most)
     figure.seconds = timer.seconds
     return figure
+
+
+def in_chunks(work, seed: int, count: int, jobs: int, size: int = 250) -> list:
+    """``work(seeds)`` over the seeds from ``seed`` in chunks of ``size``, in ``jobs`` worker processes."""
+    chunks = [range(s, min(s + size, seed + count)) for s in range(seed, seed + count, size)]
+    if jobs <= 1:
+        return [work(c) for c in chunks]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(work, chunks))
+
+
+def add_failures(figure: Figure, failures: list[tuple[int, str]], reproduce, shrink_at_most: int) -> None:
+    """The first failures as shrunk reproducers (``reproduce(seed, way name)``), the others by seed and way."""
+    for failure_seed, way_name in failures[:shrink_at_most]:
+        figure.failures.append(reproduce(failure_seed, way_name))
+    figure.failures += [f"seed {s}: {w}" for s, w in failures[shrink_at_most:]]
 
 
 def _reproduce(seed: int, way_name: str) -> str:

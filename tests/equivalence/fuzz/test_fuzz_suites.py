@@ -1,4 +1,4 @@
-"""CI's sample of every fuzz suite (F1-F8), with the fixed seed and counts of ``run_fuzz.SUITES``.
+"""CI's sample of every fuzz suite (F1-F9), with the fixed seed and counts of ``run_fuzz.SUITES``.
 
 ``python3 dev.py fuzz`` runs the same suites at the large counts docs/equivalence.md reports.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.equivalence.fuzz.run_fuzz import SEED, SUITES
+from tests.support.backend_support import needs_compiler
 
 
 def sample(name: str):
@@ -63,6 +64,15 @@ def test_f8_no_payload_ever_runs():
     figure = sample("F8")
     assert figure.value("canary files created") == 0
 
+
+
+@needs_compiler
+def test_f9_forced_kernels_and_c_programs_agree_with_eager():
+    figure = sample("F9")
+    assert figure.value("mismatches") == figure.value("crashes") == figure.value("discarded (eager raised)") == 0
+    graphs, kernels, programs = (int(n.replace(",", "")) for n in
+                                 figure.value("graphs compiled / with C kernels / with C programs").split(" / "))
+    assert kernels > 0 and programs > 0 and graphs >= kernels
 
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_every_suite_has_a_large_and_a_quick_count(name):
