@@ -342,7 +342,7 @@ def _read_in_window(value: Value, update: Node, shape: tuple[int, ...], apart: s
     """The update may compute ``value`` (read by other ops too): they are arithmetic or updates that can read it
     from the window written (checked per run: ``_unread_windows``)."""
     return value not in apart and value.type.shape == shape and \
-        all(u is update or u.op == Op.INDEX_UPDATE or computes(u.output, shape, update.output.type.dtype)
+        all(u is update or u.op == Op.INDEX_UPDATE or computes(u.output, u.output.type.shape, u.output.type.dtype)
             for u in value.users)
 
 

@@ -166,7 +166,8 @@ class FusedGraph(CodegenGraph):
         self.stencils = list(stencils)
         """The C programs (``c_programs.py``) and stencil kernels (``stencil.py``) the graph calls."""
         if kernels or stencils:
-            in_place = in_place_updates(graph, donated, frozenset(id(n) for g in kernels for n in g.nodes))
+            in_place = in_place_updates(graph, donated, frozenset(id(n) for g in kernels for n in g.nodes),
+                                        ufunc_lines=not stencils)  # (as the C programs were found: inplace)
             steps = fused_steps(graph, kernels, in_place, stencils)
             plan = codegen.plan_buffers(graph, steps, options.min_buffer_bytes, donated=donated)
             plain = python_source.generate(graph, _statement(graph, kernels, codegen.BufferPlan(), in_place, stencils),
@@ -344,7 +345,9 @@ def compile_fused(graph: Graph, pipeline, reports, options: FusedOptions | None 
             g.decision = cost.Decision(True, threads, float("nan"), float("nan"), "fuse='always'")
         else:
             g.decision = cost.decide(g.cost(graph, facts), calibration, options.max_threads)
-    stencils = keep_in_order(graph, lambda kernels: in_place_updates(graph, donated, kernels), stencils, part.groups)
+    chains = not stencils  # (ufunc lines write into a donated input only where no C program was looked for so)
+    stencils = keep_in_order(graph, lambda kernels: in_place_updates(graph, donated, kernels, chains), stencils,
+                             part.groups)
     try:
         calls = build_calls(engine, graph, part)
         calls.update(build_stencil_calls(engine, graph, stencils))
@@ -384,7 +387,7 @@ def _decided_loop_nests(graph: Graph, options: FusedOptions, donated) -> list:
     compiler."""
     if options.fuse == "never":
         return []
-    found = [p for p in find_programs(graph, in_place_updates(graph, donated), trips=trips())
+    found = [p for p in find_programs(graph, in_place_updates(graph, donated, ufunc_lines=False), trips=trips())
              if options.fuse == "always" or p.worth_a_call()]
     if not found or _engine(options).toolchain is None:
         return []

@@ -54,11 +54,13 @@ _BOOL = np.dtype(bool)
 
 
 def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
-                     elsewhere: frozenset[int] = frozenset()) -> dict[int, Value]:
+                     elsewhere: frozenset[int] = frozenset(), ufunc_lines: bool = True) -> dict[int, Value]:
     """``id(node) -> operand value`` for each node that may write into that operand's memory (see the module
     doc). ``donated``: graph input name -> the index of the output whose value is copied into that input's array
     when the graph has run. ``elsewhere``: the ids of the nodes a backend computes in code of its own (a fused
-    kernel's), each into a new array: none of them writes into an operand or into the window it updates."""
+    kernel's), each into a new array: none of them writes into an operand or into the window it updates.
+    ``ufunc_lines=False``: ufunc lines on a donated input's chain make new arrays (the C programs are looked for
+    so: a statement reading a round of ``state ^= state << 13`` may then run after the later rounds)."""
     last_use: dict[Value, int] = {}
     nodes = graph.nodes
     for i, node in enumerate(nodes):
@@ -67,6 +69,7 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
     for v in graph.outputs:
         last_use[v] = _NEVER
     writers = _donated_chains(graph, donated or {})  # id(update node) -> the donated input it may write into
+    chains = writers if ufunc_lines else {}
 
     views = find_view_writes(graph)
     position = {id(n): i for i, n in enumerate(nodes)} if views else {}
@@ -97,7 +100,7 @@ def in_place_updates(graph: Graph, donated: Mapping[str, int] | None = None,
             decided.written_through.add(id(through[1]))
             shares(node.outputs[0], frozenset([root]))
             continue
-        found = None if id(node) in elsewhere else _writable(node, i, roots, holder, live_end, writers)
+        found = None if id(node) in elsewhere else _writable(node, i, roots, holder, live_end, writers, chains)
         if found is not None:
             base, root = found
             decided[id(node)] = base
@@ -155,9 +158,9 @@ def chain_operands(node: Node) -> list[Value]:
     return [v for v in node.inputs if v.type.weak is None and v.type.shape == out.shape and v.type.dtype == out.dtype]
 
 
-def _writable(node: Node, i: int, roots, holder, live_end, writers) -> tuple[Value, Value] | None:
+def _writable(node: Node, i: int, roots, holder, live_end, writers, chains) -> tuple[Value, Value] | None:
     """``(operand, buffer)``: the first operand ``node`` may update and the buffer it writes into, or None."""
-    for base in update_operands(node) or (chain_operands(node) if id(node) in writers else ()):
+    for base in update_operands(node) or (chain_operands(node) if id(node) in chains else ()):
         root = _writable_root(node, base, i, roots, holder, live_end, writers)
         if root is not None:
             return base, root
