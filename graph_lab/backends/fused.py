@@ -46,6 +46,7 @@ from .kernel_pointers import address
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
 from .reordering import keep_in_order
+from .result_order import keeps_c_order, numpy_calls
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -114,6 +115,7 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
     zero_d = any(shape == () for shape, _ in outputs)
     pool = _second_thread() if threads > 1 else None
     middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
+    in_numpys_order = numpy_calls(group.nodes, group.inputs, group.outputs(graph))
 
     def call(*arrays, out=None):
         keep = []
@@ -126,6 +128,8 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             flags = a.flags
+            if not flags.c_contiguous and not keeps_c_order(a):
+                return in_numpys_order(*arrays, out=out)  # (NumPy's result is not C-ordered: see result_order)
             keep.append(a if flags.c_contiguous and flags.aligned else a.copy())  # (C order; np.require costs 5x)
         # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
         # outputs, a tuple of such buffers or None, each None allocated here)
