@@ -91,6 +91,17 @@ def test_a_transposed_operand_in_the_graph_sums_in_numpys_order(fn, dtype):
 
 @needs_compiler
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_a_diagonal_with_its_axes_swapped_sums_in_numpys_order(dtype):
+    def mean_of_diagonal(x):  # (the diagonal of axes 0 and 1 comes last: a [40, 30] view, F-like strides)
+        return np.mean(x.diagonal() + 0.5)
+    compiled = _compiled(mean_of_diagonal, (30, 40, 40), dtype)
+    assert "kernel0(" in compiled.source
+    for x in _inputs((30, 40, 40), dtype, np.ascontiguousarray, 10):
+        _assert_eager_bits(compiled, mean_of_diagonal, x)
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_the_transposed_value_returned_has_numpys_layout(dtype):
     compiled = _compiled(_chain_then_sum, (64, 45), dtype)
     x = _inputs((64, 45), dtype, np.ascontiguousarray, 1)[0]
