@@ -11,6 +11,7 @@ import pytest
 from graph_lab.backends import fused
 from graph_lab.backends.compiled import compile_graph
 from graph_lab.backends.result_order import keeps_c_order
+from graph_lab.errors import GraphExecutionError
 from graph_lab.frontends.trace import trace
 from graph_lab.testing.forced_kernels import FORCED
 
@@ -155,3 +156,14 @@ def test_keeps_c_order_agrees_with_numpy(view, keeps):
         assert np.add(a, 0.0).flags.c_contiguous
     elif a.strides[0] and a.strides[1]:
         assert not np.add(a, 0.0).flags.c_contiguous
+
+
+@needs_compiler
+def test_an_operand_of_another_shape_still_raises_after_an_f_ordered_one():
+    def two(x, y):
+        return np.sum(x * y + 1.0)
+    graph = trace(two, {"x": ((37, 23), np.float64), "y": ((37, 23), np.float64)})
+    compiled = compile_graph(graph, backend="fused", options=FORCED)
+    x = np.asfortranarray(np.ones((37, 23)))
+    with pytest.raises(GraphExecutionError, match="the kernel was compiled for"):
+        compiled(x, np.ones((1, 23)))
