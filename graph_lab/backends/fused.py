@@ -46,6 +46,7 @@ from .kernel_pointers import address
 from .options import FusedFallbackWarning, FusedOptions
 from .partition import Group, Partition, graph_facts, partition
 from .reordering import keep_in_order
+from .result_order import keeps_c_order, numpy_calls
 from .toolchain import KernelBuildError, KernelCache, find_toolchain
 
 
@@ -114,9 +115,10 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
     zero_d = any(shape == () for shape, _ in outputs)
     pool = _second_thread() if threads > 1 else None
     middle = (total // 2) // 64 * 64 if split is None else total // 2  # whole cache lines for each thread
+    in_numpys_order = numpy_calls(group.nodes, group.inputs, group.outputs(graph))
 
     def call(*arrays, out=None):
-        keep = []
+        keep, not_c_ordered = [], False
         for a, (shape, dtype) in zip(arrays, expected):
             if type(a) is not np.ndarray:
                 a = np.asarray(a)  # a NumPy scalar from a reduction
@@ -126,7 +128,14 @@ def kernel_call(fn, group: Group, graph: Graph, threads: int) -> Callable:
                     f"{getattr(a, 'dtype', type(a).__name__)}{list(np.shape(a))}, the kernel was compiled for "
                     f"{dtype}{list(shape)}; compile the graph again for these inputs", node)
             flags = a.flags
-            keep.append(a if flags.c_contiguous and flags.aligned else a.copy())  # (C order; np.require costs 5x)
+            if flags.c_contiguous and flags.aligned:
+                keep.append(a)
+            elif flags.c_contiguous or keeps_c_order(a):
+                keep.append(a.copy())  # (C order; np.require costs 5x)
+            else:
+                not_c_ordered = True  # NumPy's result would not be C-ordered (see result_order)
+        if not_c_ordered:
+            return in_numpys_order(*arrays, out=out)
         # (``out``: a C-ordered buffer of the one output's shape and dtype, planned by codegen; for several
         # outputs, a tuple of such buffers or None, each None allocated here)
         if out is None or type(out) is not tuple:

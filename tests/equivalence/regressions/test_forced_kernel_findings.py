@@ -7,9 +7,9 @@ shrunk program it printed, replayed through the way that failed and through ever
     2. compile (every backend): ``np.diag`` of a vector was taken for a read-only view, as ``np.diag`` of a
        matrix is; an ``np.minimum.at`` into it broke the graph and the write was lost (a silently wrong
        result); NumPy makes a new, writable matrix there
-    3. (known, not fixed) fused: a kernel ending in a sum or mean adds in C order, where NumPy adds a ufunc's
-       result in its memory order, which follows the operands' (a transposed or diagonal view, an F-ordered
-       argument): last bits differ
+    3. fused: a kernel ending in a sum or mean added in C order, where NumPy adds a ufunc's result in its memory
+       order, which follows the operands' (a transposed or diagonal view, an F-ordered argument): last bits
+       differed; such a call now runs the group's NumPy calls (``backends/result_order.py``)
 """
 
 from __future__ import annotations
@@ -66,9 +66,6 @@ def test_diag_of_a_vector_written_with_forced_kernels():
 
 
 @needs_compiler
-@pytest.mark.xfail(strict=True, reason="known: a reducing kernel adds in C order, NumPy in the memory order of the "
-                                       "ufunc's result (F-ordered operand); reported, not fixed (partition.py and "
-                                       "c_kernels.py would need the operands' layout at run time)")
 def test_a_reducing_kernel_adds_an_f_ordered_operand_in_numpys_order():
     def f(x):
         return np.mean(x * 2.0 + 1.0)
